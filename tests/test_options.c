@@ -22,6 +22,7 @@
  *    NaN for inf or overflow): the same infs, no NaN, as cpu.winograd=0. */
 #include "test.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,32 @@ static void test_listing(void) {
         CHECK_MSG(info.env && strncmp(info.env, "RLX_", 4) == 0, "%s: environment variable %s", info.key, info.env);
         if (info.key && info.default_value) CHECK_OK(rlx_options_set(o, info.key, info.default_value));
     }
+    /* enum values are exact words, case and all (as every value, key and
+     * --device): a word in capitals is refused with the list of the words */
+    size_t n_enum_checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        rlx_option_info info;
+        CHECK_OK(rlx_option_info_get(i, &info));
+        if (!info.type || strcmp(info.type, "enum") != 0 || !info.values) continue;
+        char up[64] = "", want[512];
+        for (const char *w = info.values; *w && !up[0];) { /* the first word with a letter, in capitals */
+            size_t len = strcspn(w, "|"), k;
+            bool letter = false;
+            for (k = 0; k < len && k + 1 < sizeof up; k++) {
+                up[k] = (char)toupper((unsigned char)w[k]);
+                letter |= up[k] != w[k];
+            }
+            up[letter ? k : 0] = 0;
+            w += len + (w[len] == '|');
+        }
+        if (!up[0]) continue; /* numbers only (gpu.coop_sg) */
+        snprintf(want, sizeof want, "%s='%s': expected one of %s", info.key, up, info.values);
+        CHECK_FAILS(rlx_options_set(o, info.key, up), RLX_ERR_INVALID_ARGUMENT, want);
+        n_enum_checked++;
+    }
+    CHECK_MSG(n_enum_checked >= 10, "%zu enum options with a word of letters", n_enum_checked);
+    CHECK_FAILS(rlx_options_set(o, "gpu.nbits", "GEMV"), RLX_ERR_INVALID_ARGUMENT,
+                "gpu.nbits='GEMV': expected one of auto|gemv|"); /* (the list: the loop above) */
     rlx_option_info info;
     CHECK_FAILS(rlx_option_info_get(n, &info), RLX_ERR_INVALID_ARGUMENT, "option index");
     rlx_options_destroy(o);
@@ -347,6 +374,10 @@ static void test_environment(const rlx_model *m) {
     setenv("RLX_CPU_GEMM", "openblas", 1);
     CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT, "RLX_CPU_GEMM='openblas' (option cpu.gemm)");
     unsetenv("RLX_CPU_GEMM");
+    setenv("RLX_GPU_NBITS", "GEMV", 1); /* words are exact, from the environment too */
+    CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT,
+                "RLX_GPU_NBITS='GEMV' (option gpu.nbits): expected one of auto|gemv|");
+    unsetenv("RLX_GPU_NBITS");
     setenv("RLX_GPU_TRACE", "yes please", 1);
     CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT, "RLX_GPU_TRACE='yes please'");
     /* the explicit option replaces the environment's value, bad or not */

@@ -424,7 +424,9 @@ RLX_API rlx_status rlx_adapters_list(rlx_adapter_info **out_adapters, size_t *ou
  *
  * Values are text. bool: 1/0, true/false, on/off, yes/no. int: a decimal
  * (or 0x hex) whole number in the key's range, or "auto" where the key
- * allows it. enum: one of the listed words. string: as documented per key.
+ * allows it. enum: one of the listed words, exactly (values, like keys,
+ * are case-sensitive: "GEMV" is refused, the message lists the words).
+ * string: as documented per key.
  * Keys marked per-process (cpu.pool_spin_us, cpu.gemm) set things a
  * process has one of (the CPU worker pool's spin, OpenBLAS's threads): the
  * first session fixes them; a later session asking for a different value

@@ -379,9 +379,19 @@ rlx_status rlx_value_limit_check(const struct rlx_config *cfg, const rlx_graph *
     return rlx_limit_check(cfg, "limits.max_tensor_bytes", bytes, what);
 }
 
+/* Whether value v is a graph input or the output of a live node (not a
+ * value a pass orphaned, which nothing writes and no plan allocates). */
+static bool value_made(const rlx_graph *g, int v) {
+    int p = g->values[v].producer;
+    if (p >= 0) return (size_t)p < g->n_nodes && !g->nodes[p].dead;
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v) return true;
+    return false;
+}
+
 rlx_status rlx_graph_limit_check(const struct rlx_config *cfg, const rlx_graph *g) {
     for (size_t i = 0; i < g->n_values; i++)
-        if (!g->values[i].konst) RLX_TRY(rlx_value_limit_check(cfg, g, &g->values[i]));
+        if (!g->values[i].konst && value_made(g, (int)i)) RLX_TRY(rlx_value_limit_check(cfg, g, &g->values[i]));
     return RLX_OK;
 }
 

@@ -211,8 +211,10 @@ struct rlx_config;
  * producer node and op, its dtype and shape, the limit and how to raise it
  * (rlx_limit_check). */
 rlx_status rlx_value_limit_check(const struct rlx_config *cfg, const rlx_graph *g, const rlx_value *v);
-/* rlx_value_limit_check of every value of g but the constants (the
- * weights exist already), in value order. */
+/* rlx_value_limit_check of every value of g that a plan allocates (a
+ * graph input or a live node's output) but the constants (the weights
+ * exist already), in value order; a value a fusion orphaned (a chain's
+ * inner value after fuse_elementwise, f32 after widen_f16) is left out. */
 rlx_status rlx_graph_limit_check(const struct rlx_config *cfg, const rlx_graph *g);
 
 /* Index of the symbol `name`, adding it if new; -1 on OOM. */

@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/options.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
@@ -469,6 +470,13 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
         }
         bias = db->in[0];
     }
+    /* this pass runs before the fold, so before the pipeline's limit check:
+     * the outputs it orphans (the Conv's, MatMul's or Gemm's, the
+     * activation's, the DequantizeLinears') are checked here, where their
+     * nodes still name them (the QLinear node's output has a byte an
+     * element, the Gemm's integer form's values the Gemm's size) */
+    int grp[6] = { (int)(dx - g->nodes), (int)(dw - g->nodes), ci, qi, ai, db ? (int)(db - g->nodes) : -1 };
+    RLX_TRY(rlx_fuse_limit_check(g, stats, grp, 6));
     int ins[9] = { dx->in[0], dx->in[1], dx->in[2], dw->in[0], dw->in[1], dw->in[2], q->in[1], q->in[2], bias };
     int yid = q->out[0], na = c->n_attrs;
     rlx_node_attr attrs[16];
@@ -481,10 +489,7 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
         }
     }
     char what[512] = "";
-    if (rlx_fuse_reporting()) {
-        int grp[5] = { (int)(dx - g->nodes), (int)(dw - g->nodes), ci, qi, ai };
-        rlx_fuse_describe(g, grp, ai >= 0 ? 5 : 4, what, sizeof what);
-    }
+    if (rlx_fuse_reporting()) rlx_fuse_describe(g, grp, ai >= 0 ? 5 : 4, what, sizeof what);
     char name[256];
     snprintf(name, sizeof name, "%s_qlinear", c->name ? c->name : mm ? "matmul" : "conv");
     g->nodes[ci].dead = true;
@@ -513,6 +518,13 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
 }
 
 rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats) {
+    /* the plan's bound input shapes reach the values in the fold, after
+     * this pass: inferred here first where a DequantizeLinear is, so that
+     * qdq_one's limit check sees the shapes of a model with symbolic dims
+     * (the same inference, in the same order, as the fold's) */
+    bool dq = false;
+    for (size_t i = 0; i < g->n_nodes && !dq; i++) dq = rlx_fuse_is(&g->nodes[i], RLX_OP_DequantizeLinear);
+    if (dq && stats && stats->cfg && stats->cfg->max_tensor_bytes > 0) RLX_TRY(rlx_pass_infer(g));
     RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Conv, qdq_one, stats));
     RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_MatMul, qdq_one, stats));
     size_t live = g->n_nodes;

@@ -12,6 +12,17 @@
 #include "ir/op.h"
 #include "rlx/half.h"
 
+rlx_status rlx_fuse_limit_check(const rlx_graph *g, const rlx_pass_stats *stats, const int *nodes, int n) {
+    if (!stats || !stats->cfg) return RLX_OK;
+    for (int i = 0; i < n; i++) {
+        if (nodes[i] < 0 || (size_t)nodes[i] >= g->n_nodes) continue;
+        const rlx_node *nd = &g->nodes[nodes[i]];
+        for (int k = 0; k < nd->n_out; k++)
+            if (nd->out[k] >= 0) RLX_TRY(rlx_value_limit_check(stats->cfg, g, &g->values[nd->out[k]]));
+    }
+    return RLX_OK;
+}
+
 rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u) {
     memset(u, 0, sizeof *u);
     size_t nv = g->n_values, total = 0;

@@ -107,6 +107,15 @@ bool rlx_fuse_match_act(const rlx_graph *g, const rlx_fuse_users *u, int x, int 
 /* The lower-case name of an activation kind ("relu", "clip", ...). */
 const char *rlx_fuse_act_name(rlx_act_kind k);
 
+/* limits.max_tensor_bytes (stats->cfg; none without stats or cfg) on the
+ * outputs of nodes[0..n) (ids; negative ones skipped), for a fusion that
+ * runs before the pipeline's own check (rlx_plan_passes, after the fold) and
+ * removes or renames these nodes: called before the rewrite, so that a
+ * value too large is named with the model's node that makes it, as with
+ * the fusion off, not with the node the fusion made or not at all (the
+ * value, orphaned). errors: RLX_ERR_OUT_OF_MEMORY (rlx_value_limit_check). */
+rlx_status rlx_fuse_limit_check(const rlx_graph *g, const rlx_pass_stats *stats, const int *nodes, int n);
+
 /* The fusion report (option debug.fusion_report). Describe the nodes before the
  * rewrite (they may move or disappear), report after it:
  *   char what[512] = "";

@@ -99,8 +99,11 @@ static rlx_status new_like(rlx_graph *g, int v, rlx_dtype dt, int *out) {
     return RLX_OK;
 }
 
-/* Appends Cast(from) -> to, of dtype dt (the pass sorts the nodes at the end). */
-static rlx_status add_cast(widen_ctx *c, int from, int to, rlx_dtype dt) {
+/* Appends Cast(from) -> to, of dtype dt (the pass sorts the nodes at the end),
+ * named '<v>/widen_f16' after the model's value v it converts, so that a
+ * message about it (limits.max_tensor_bytes on a widened copy) names a
+ * value of the model and the pass, not a generated 'Cast_N'. */
+static rlx_status add_cast(widen_ctx *c, int v, int from, int to, rlx_dtype dt) {
     rlx_node_attr a[1];
     RLX_TRY(rlx_node_attr_set_int(&a[0], "to", dt));
     int id; /* the node adopts a, and frees it on failure */
@@ -109,7 +112,10 @@ static rlx_status add_cast(widen_ctx *c, int from, int to, rlx_dtype dt) {
      * raised for this one in a model older than 6 */
     int64_t opset = c->g->opset;
     if (opset < 6) c->g->opset = 6;
-    rlx_status st = rlx_graph_add_node(c->g, "Cast", "", NULL, &from, 1, &to, 1, a, 1, &id);
+    char name[300];
+    const char *vn = c->g->values[v].name;
+    snprintf(name, sizeof name, "%s/widen_f16", vn && *vn ? vn : "value");
+    rlx_status st = rlx_graph_add_node(c->g, "Cast", "", name, &from, 1, &to, 1, a, 1, &id);
     c->g->opset = opset;
     RLX_TRY(st);
     c->casts++;
@@ -132,7 +138,7 @@ static rlx_status get_wide(widen_ctx *c, int v, int *out) {
             RLX_TRY(rlx_graph_add_konst(g, NULL, t, &w));
         } else {
             RLX_TRY(new_like(g, v, RLX_DTYPE_F32, &w));
-            RLX_TRY(add_cast(c, c->narrow[v], w, RLX_DTYPE_F32));
+            RLX_TRY(add_cast(c, v, c->narrow[v], w, RLX_DTYPE_F32));
         }
         c->wide[v] = w;
     }
@@ -145,7 +151,7 @@ static rlx_status get_narrow(widen_ctx *c, int v, int *out) {
     if (c->narrow[v] < 0) {
         int h;
         RLX_TRY(new_like(c->g, v, RLX_DTYPE_F16, &h));
-        RLX_TRY(add_cast(c, c->wide[v], h, RLX_DTYPE_F16));
+        RLX_TRY(add_cast(c, v, c->wide[v], h, RLX_DTYPE_F16));
         c->narrow[v] = h;
     }
     *out = c->narrow[v];
@@ -175,7 +181,7 @@ static rlx_status widen_node(widen_ctx *c, size_t ni) {
             g->values[w].producer = (int)ni;
             g->values[v].producer = -1; /* the Cast's now */
             c->wide[v] = w;
-            RLX_TRY(add_cast(c, w, v, RLX_DTYPE_F16));
+            RLX_TRY(add_cast(c, v, w, v, RLX_DTYPE_F16));
         } else {
             g->values[v].dtype = RLX_DTYPE_F32;
             c->wide[v] = v;

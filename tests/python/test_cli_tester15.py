@@ -91,11 +91,13 @@ enums = [o for o in opts if o.get("type") == "enum"]
 C.check(len(enums) >= 3, "rlx options --json: %d enum options (%r)" % (len(enums), p.stderr))
 for o in enums:
     words = o["values"].split("|")
-    p = rlx("run", add, "--iters", "0", "--quiet", "--option", o["key"] + "=nosuchword")
-    msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
-    tail = msg[msg.find("expected one of ") + len("expected one of "):].split(" ")[0]
-    C.check(p.returncode == 2 and tail.split("|") == words and len(words) >= 2,
-            "%s=nosuchword: rc %d, choices %r, want %r" % (o["key"], p.returncode, tail, words))
+    # a word that is not one, and a word in capitals (values are exact, case and all, as keys and --device)
+    for bad in ["nosuchword"] + [w.upper() for w in words if w.upper() != w][:1]:
+        p = rlx("run", add, "--iters", "0", "--quiet", "--option", o["key"] + "=" + bad)
+        msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        tail = msg[msg.find("expected one of ") + len("expected one of "):].split(" ")[0]
+        C.check(p.returncode == 2 and "%s='%s'" % (o["key"], bad) in msg and tail.split("|") == words and
+                len(words) >= 2, "%s=%s: rc %d, choices %r, want %r" % (o["key"], bad, p.returncode, tail, words))
 
 # ---------------------------------------------------------------- b: string outputs as .npy
 STRS = ["abc", "h\u00e9llo w\u00f6rld", "", "\u65e5\u672c\U0001f600x"]

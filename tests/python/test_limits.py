@@ -95,6 +95,70 @@ for dev in ("cpu", "gpu"):
         expect(["run", dqrs, "--iters", "0", "--warmup", "0", "--device", dev] + extra, 1,
                ["node 'rs_huge' (Resize): output 'r' (f32 [1,3,8000000,8000000])"] + list(LIMIT_WORDS),
                "Resize of a DequantizeLinear to [1,3,8e6,8e6] on %s %s" % (dev, " ".join(extra)), max_s=10)
+# the QDQ convolutions, MatMuls and Gemms: fuse_qdq_conv, which runs before the fold and so before the
+# pipeline's check, rewrites DQ -> Conv -> Q as QLinearConv (MatMul: QLinearMatMul, Gemm: its integer form);
+# a Conv output over the limit was named as "value 'c'" (orphaned, no node), a dequantized input as
+# "value 'xd'": now their nodes, on both devices, with the pass on or off alike
+rng = np.random.default_rng(2026)
+QP = [h.make_tensor("xs", T.FLOAT, [], [0.05]), h.make_tensor("xz", T.UINT8, [], [128]),
+      h.make_tensor("ws", T.FLOAT, [], [0.02]), h.make_tensor("wz", T.INT8, [], [0]),
+      h.make_tensor("ys", T.FLOAT, [], [0.1]), h.make_tensor("yz", T.UINT8, [], [128])]
+
+
+def qdq_model(name, op, xdims, wdims, attrs):
+    w = onnx.numpy_helper.from_array(rng.integers(-100, 100, wdims).astype(np.int8), "w")
+    nodes = [h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+             h.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], name="dq_w"),
+             h.make_node(op, ["xd", "wd"], ["c"], name="my_" + op.lower(), **attrs),
+             h.make_node("QuantizeLinear", ["c", "ys", "yz"], ["y"], name="q_y")]
+    return save(name, nodes, [fvi("xq", xdims, T.UINT8)], [fvi("y", None, T.UINT8)], [w] + QP)
+
+
+QDQ = [(qdq_model("qdq_conv", "Conv", [1, 3, 64, 64], [8, 3, 3, 3], {"pads": [1, 1, 1, 1]}), "Conv",
+        "f32 [1,8,64,64]", 8 * 64 * 64 * 4, "f32 [1,3,64,64]", 3 * 64 * 64 * 4),
+       (qdq_model("qdq_matmul", "MatMul", [64, 32], [32, 48], {}), "MatMul", "f32 [64,48]", 64 * 48 * 4,
+        "f32 [64,32]", 64 * 32 * 4),
+       (qdq_model("qdq_gemm", "Gemm", [64, 32], [48, 32], {"transB": 1}), "Gemm", "f32 [64,48]", 64 * 48 * 4,
+        "f32 [64,32]", 64 * 32 * 4)]
+for path, op, cshape, cbytes, xshape, xbytes in QDQ:
+    for dev in ("cpu", "gpu"):
+        for extra in ([], ["--option", "passes.disable=fuse_qdq"]):
+            how = "QDQ %s on %s %s" % (op, dev, " ".join(extra))
+            base = ["run", path, "--iters", "0", "--warmup", "0", "--device", dev] + extra
+            expect(base + ["--max-tensor-bytes", str(cbytes - 1)], 1,
+                   ["node 'my_%s' (%s): output 'c' (%s)" % (op.lower(), op, cshape)] + list(LIMIT_WORDS),
+                   how + ": its output over the limit", max_s=10)
+            expect(base + ["--max-tensor-bytes", str(xbytes - 1)], 1,
+                   ["node 'dq_x' (DequantizeLinear): output 'xd' (%s)" % xshape] + list(LIMIT_WORDS),
+                   how + ": the dequantized input over the limit", max_s=10)
+            expect(base + ["--max-tensor-bytes", str(cbytes)], 0, [], how + ": at the limit", max_s=10)
+# with a symbolic batch (bound to 1 by rlx run): the bound shape reaches the Conv's output only when the
+# graph is inferred, which fuse_qdq_conv now does first (the check saw [N,8,64,64] and let it pass)
+qdyn = qdq_model("qdq_conv_dyn", "Conv", ["N", 3, 64, 64], [8, 3, 3, 3], {"pads": [1, 1, 1, 1]})
+for dev in ("cpu", "gpu"):
+    expect(["run", qdyn, "--iters", "0", "--warmup", "0", "--device", dev, "--max-tensor-bytes", str(8 * 64 * 64 * 4 - 1)],
+           1, ["node 'my_conv' (Conv): output 'c' (f32 [1,8,64,64])"] + list(LIMIT_WORDS),
+           "QDQ Conv with a symbolic batch on %s" % dev, max_s=10)
+# an f16 chain on the CPU: widen_f16 computes it in f32, fuse_elementwise then makes the whole chain (with
+# its Casts) one f16 -> f16 FusedElementwise, so no f32 value is allocated; the check after the passes
+# refused the orphaned f32 'r' as "value 'r'" (no node, and never allocated); unfused, 'r' is allocated
+# in f32 and is named with its node
+f16c = save("f16_chain", [h.make_node("Relu", ["x"], ["r"], name="my_relu"),
+                          h.make_node("Neg", ["r"], ["y"], name="my_neg")],
+            [fvi("x", [1024], T.FLOAT16)], [fvi("y", None, T.FLOAT16)])
+expect(["run", f16c, "--iters", "0", "--warmup", "0", "--device", "cpu", "--max-tensor-bytes", "3000"], 0, [],
+       "a fused f16 chain whose widened values exceed the limit", max_s=10)
+expect(["run", f16c, "--iters", "0", "--warmup", "0", "--device", "cpu", "--max-tensor-bytes", "3000",
+        "--option", "passes.disable=fuse_elementwise"], 1,
+       ["node 'my_relu' (Relu): output 'r' (f32 [1024])"] + list(LIMIT_WORDS),
+       "an unfused f16 chain whose widened values exceed the limit", max_s=10)
+# a widened copy that the model has no value for: widen_f16's Cast of the f16 input to f32 before a
+# ReduceSum is named after the model's value and the pass (it was "node 'Cast_1' (Cast)")
+f16r = save("f16_reduce", [h.make_node("ReduceSum", ["x"], ["y"], name="my_rsum", keepdims=0)],
+            [fvi("x", [1024], T.FLOAT16)], [fvi("y", None, T.FLOAT16)])
+expect(["run", f16r, "--iters", "0", "--warmup", "0", "--device", "cpu", "--max-tensor-bytes", "3000"], 1,
+       ["node 'x/widen_f16' (Cast): output", "(f32 [1024])"] + list(LIMIT_WORDS),
+       "the f32 copy of an f16 input over the limit", max_s=10)
 bigin = save("input_2p31", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a", [2**31])], [fvi("b", [2**31])])
 expect(["run", bigin, "--iters", "0"], 1, ["generated input 'a' (f32 [2147483648])"] + list(LIMIT_WORDS),
        "rlx run with a declared [2^31] input", max_s=10)

@@ -502,6 +502,16 @@ static rlx_status variadic_run(rlx_cpu_kctx *k, bin_op op, bool mean) {
             const float *px = x->data;
             float *o = y->data;
             BCAST_FOR(&bc, i, off, o[i] = first ? px[off[0]] : bin_f32(acc_op, o[i], px[off[0]]));
+        } else if (y->dtype == RLX_DTYPE_U64 && x->dtype == RLX_DTYPE_U64 && acc_op != B_ADD) {
+            /* Max, Min of uint64: unsigned comparisons (bin_i64's are signed:
+             * 2^63 and above compared as negative) */
+            const uint64_t *px = x->data;
+            uint64_t *o = y->data;
+            bool mx = acc_op == B_MAX;
+            BCAST_FOR(&bc, i, off, {
+                uint64_t v = px[off[0]];
+                o[i] = first || (mx ? v > o[i] : v < o[i]) ? v : o[i];
+            });
         } else if (rlx_dtype_is_int(y->dtype)) {
             bool d0 = false;
             BCAST_FOR(&bc, i, off, {

@@ -40,8 +40,15 @@ static const gpu_note k_gpu_notes[] = {
              "exponent (Pow(x, 2) of exported LayerNorms) becomes x's type on GPU plans (pass pow_exponent; one "
              "element 2: x * x) when every element is exact in that type (|e| <= 2^24 for f32, 2048 for f16; "
              "else, and for one fed at run time, the CPU runs it)." },
-    { "Sum Max Min", "f32, f16 or i32, every input of the output's dtype." },
-    { "Mean", "f32 or f16." },
+    { "Sum Max Min",
+      "f32, f16 or i32, every input of the output's dtype. A lone one of two or more f32 or f16 inputs runs as one "
+      "rlx.FusedElementwise (fuse_elementwise) on both devices. Beyond ONNX's types, integer Sum (ONNX's Sum "
+      "takes floats only) and integer Max and Min before opset 12 (floats only there) are taken: the CPU computes "
+      "them exactly, at every opset (a sum wraps around as Add's does; uint64 compares unsigned). bool is refused "
+      "when the model loads." },
+    { "Mean", "f32 or f16. A lone one of two or more inputs runs as one rlx.FusedElementwise (fuse_elementwise) on "
+              "both devices. Integer and bool inputs are refused when the model loads (ONNX's Mean takes floats only; an "
+              "integer sum would wrap before the division)." },
     /* lower_nn.c */
     { "Conv",
       "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16). Direct, depthwise, 1x1, implicit-GEMM and im2col paths; operands larger than one binding are "

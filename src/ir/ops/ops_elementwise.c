@@ -190,6 +190,26 @@ static rlx_status infer_castlike(rlx_infer_ctx *c) {
     return rlx_ictx_set_out(c, 0, like->dtype, x->rank, x->dims, x->syms);
 }
 
+/* Sum, Max, Min, Mean: numpy broadcast of every input, all of one dtype.
+ * ONNX's T is floats for Sum and Mean, floats for Max and Min before
+ * version 12 and every integer type from 12. Integer Sum (at any version)
+ * and integer Max/Min (before 12 too) are taken: the CPU kernel computes
+ * them exactly (a sum wraps as Add's does; uint64 compares unsigned), the
+ * same at every version. Refused: integer Mean (the kernel's sum wraps
+ * before the division, which is then truncated: no mean; onnxruntime has no
+ * integer Mean either) and bool for all four (Sum gave OR). */
+static rlx_status infer_variadic(rlx_infer_ctx *c) {
+    bool mean = c->n->op == RLX_OP_Mean;
+    for (int i = 0; i < c->n->n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, i);
+        if (x && !rlx_dtype_is_float(x->dtype) && (mean || !rlx_dtype_is_int(x->dtype)))
+            return rlx_ictx_fail(c, "input '%s' has dtype %s, expected %s", x->name, rlx_dtype_name(x->dtype),
+                                 mean ? "a float type (ONNX Mean takes f32, f16, bf16 or f64)"
+                                      : "a float or integer type");
+    }
+    return rlx_infer_broadcast(c);
+}
+
 /* Row shapes of ops_elementwise.def. */
 #define UNARY(...) \
     .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = rlx_infer_unary_float
@@ -197,7 +217,7 @@ static rlx_status infer_castlike(rlx_infer_ctx *c) {
     .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = rlx_infer_same_as_input0
 #define BINARY(fn, ...) .versions = { __VA_ARGS__ }, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1, .infer = fn
 #define VARIADIC(...) \
-    .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = -1, .min_out = 1, .max_out = 1, .infer = rlx_infer_broadcast
+    .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = -1, .min_out = 1, .max_out = 1, .infer = infer_variadic
 
 const rlx_op_def rlx_ops_elementwise[] = {
 #include "ir/ops/ops_elementwise.def"
