@@ -651,6 +651,9 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
         st = n->def->max_in < 0
                  ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected at least %d (version %d)",
                             rlx_node_desc(n), n_in, min_in, n->version)
+             : min_in == n->def->max_in
+                 ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d (version %d)", rlx_node_desc(n),
+                            n_in, min_in, n->version)
                  : rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d to %d (version %d)",
                             rlx_node_desc(n), n_in, min_in, n->def->max_in, n->version);
         goto fail;

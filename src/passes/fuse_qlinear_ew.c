@@ -16,11 +16,13 @@
  * Taken when: the chain's output is 8-bit (qout); one of its 8-bit inputs
  * (qin) is the output of a QLinearConv or QLinearMatMul without a chain (9
  * inputs or fewer) that the chain alone reads, once, not a graph output,
- * with a static shape and as many elements as the chain's output (so the
- * same shape); the chain has at most RLX_QEPI_MAX_OTHER other inputs (the
- * storage bindings of one dispatch: the integer GEMM binds six); each of
- * them is a graph input, a constant or made before the product (the node
- * keeps the product's place in the order). A chain with two such products
+ * with the static shape of the chain's output (an input of higher rank
+ * broadcasts the output to it: [5, 12] + [1, 1, 12] is [1, 5, 12], left
+ * apart); the chain has at most RLX_QEPI_MAX_OTHER other inputs (the
+ * storage bindings of one dispatch: the integer GEMM binds six), each of
+ * static shape and at most RLX_QEPI_MAX_ELEMS elements, a graph input, a
+ * constant or made before the product (the node keeps the product's place
+ * in the order). A chain with two such products
  * takes the later one whose other inputs come first (in a ResNet block
  * with a projection shortcut: the projection, made after the block's last
  * convolution).
@@ -39,6 +41,11 @@
 
 #define PASS "fuse_qlinear_ew"
 #define RLX_QEPI_MAX_OTHER 2
+/* elements of another chain input: 4 bytes each (an 8-bit one bound as
+ * words) within WebGPU's default storage binding size, 128 MiB, so that a
+ * GPU with the default limit does not decline the node (and run the
+ * product on the CPU) for the chain's sake */
+#define RLX_QEPI_MAX_ELEMS ((size_t)32 << 20)
 
 /* Whether QLinearConv or QLinearMatMul node p can take chain c (input `slot` of c is p's
  * output) under the header's conditions. */
@@ -49,11 +56,13 @@ static bool takes(const rlx_graph *g, const rlx_fuse_users *u, int pi, const rlx
         p->n_out != 1 || p->out[0] != x)
         return false;
     const rlx_value *xv = &g->values[x], *yv = &g->values[c->out[0]];
-    if (!rlx_value_is_static(xv) || !rlx_value_is_static(yv) || rlx_value_numel(xv) != rlx_value_numel(yv) ||
-        !rlx_fuse_private(g, u, x, 1))
-        return false;
-    for (int i = 0; i < c->n_in; i++)
-        if (i != slot && (c->in[i] < 0 || c->in[i] == x || g->values[c->in[i]].producer >= pi)) return false;
+    if (!rlx_fuse_same_shape(xv, yv) || !rlx_fuse_private(g, u, x, 1)) return false;
+    for (int i = 0; i < c->n_in; i++) {
+        const rlx_value *v = c->in[i] >= 0 ? &g->values[c->in[i]] : NULL;
+        if (i != slot && (!v || c->in[i] == x || v->producer >= pi || !rlx_value_is_static(v) ||
+                          rlx_value_numel(v) > RLX_QEPI_MAX_ELEMS))
+            return false;
+    }
     return true;
 }
 

@@ -168,6 +168,31 @@ for act in (QuantType.QUInt8, QuantType.QInt8):
                 "%s %s: differs from the CPU plan: %s%s%s" % (name, what, err, err2, "" if want is None or y is None else
                                                               " %d of %d" % (int((y != want).sum()), want.size)))
 
+# A chain input of higher rank than the product ([5, 12] + a [1, 1, 12] bias:
+# the chain's output is [1, 5, 12]) is left apart: the model runs, as the
+# pass off and the CPU (the fresh tester's finding: the GPU plan was refused,
+# "QDQ chain input 1 does not broadcast to the product's output").
+w = (rng.standard_normal((16, 12)) / 4).astype(np.float32)
+w2 = (rng.standard_normal((12, 8)) / 4).astype(np.float32)
+nodes = [H.make_node("MatMul", ["x", "w"], ["m"], name="mm"), H.make_node("Add", ["m", "b"], ["a"], name="bias"),
+         H.make_node("Relu", ["a"], ["r"], name="relu"), H.make_node("MatMul", ["r", "w2"], ["y"], name="mm2")]
+g = H.make_graph(nodes, "rankup", [H.make_tensor_value_info("x", T.FLOAT, [5, 16])],
+                 [H.make_tensor_value_info("y", T.FLOAT, [1, 5, 8])],
+                 [NH.from_array(w, "w"), NH.from_array(w2, "w2"),
+                  NH.from_array((0.1 * rng.standard_normal((1, 1, 12))).astype(np.float32), "b")])
+md = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+md.ir_version = 8
+f32r, qdqr = os.path.join(TMP, "rankup_f32.onnx"), os.path.join(TMP, "rankup.onnx")
+with open(f32r, "wb") as f:
+    f.write(md.SerializeToString())
+quantize_static(f32r, qdqr, Reader((5, 16)), quant_format=QuantFormat.QDQ, per_channel=True,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+feeds = {"x": rng.uniform(-1, 1, (5, 16)).astype(np.float32)}
+want, err = R.run_output(RLX, qdqr, feeds, "cpu", tmp=TMP)
+y, err2 = R.run_output(RLX, qdqr, feeds, "gpu", options=["gpu.poison=1"], tmp=TMP)
+C.check(want is not None and y is not None and np.array_equal(y, want),
+        "a [1, 1, 12] bias after a [5, 12] QLinearMatMul: %s%s" % (err, err2))
+
 # A 3-D QLinearConv of the file with a QDQ residual after it: the GPU declines
 # the fused node (3-D), and the CPU runs it (the convolution, then the
 # chain: cpu_quant.c) within the GPU plan.

@@ -170,7 +170,8 @@ static const gpu_note k_gpu_notes[] = {
       "per row, per column), a constant y zero point, an int8/uint8 y, a_scale * b_scale / y_scale finite and "
       ">= 0 in f32 (requantized as the CPU and onnxruntime do: f32 multiplier and product, ties to even). A "
       "constant b is packed on the host (a copy of it in the step's table). Where fuse_qdq rewrites a MatMulInteger first (exact f32 sums, see "
-      "QuantizeLinear) the f32 form runs instead." },
+      "QuantizeLinear) the f32 form runs instead. A QLinearMatMul applies an 8-bit QDQ chain that alone reads its "
+      "result as QLinearConv does (see there)." },
     { "ConvInteger QLinearConv",
       "the integer convolution (one dispatch: the integer GEMM per image and group, its B loads gathering x's taps "
       "four bytes a word (an implicit im2col, no column buffer; a padding tap holds x's zero point), the "
