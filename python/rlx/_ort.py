@@ -53,7 +53,8 @@ _TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "i
 # k_optional_passes); tests/python/test_ort_compat.py checks this list against
 # the option's own description.
 OPTIONAL_PASSES = ("cse", "fuse_qdq", "fuse_qdq_conv", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
-                   "fuse_attention", "fuse_add_layernorm", "fuse_layernorm", "fuse_elementwise", "fuse_qdq_ew")
+                   "fuse_attention", "fuse_add_layernorm", "fuse_layernorm", "fuse_elementwise", "fuse_qdq_ew",
+                   "fuse_qlinear_ew")
 _FUSIONS = tuple(p for p in OPTIONAL_PASSES if p.startswith("fuse_"))
 
 
