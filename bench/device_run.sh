@@ -867,7 +867,8 @@ PYEOF
       # its own, as before); dispatch counts from the plan line
       {
         timeout 330 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/q8ep_dtypes.json" \
-          --models resnet50,ppocrv4_det --qdq resnet50,ppocrv4_det \
+          --models ${Q8EP_MODELS:-resnet50,ppocrv4_det} --qdq ${Q8EP_MODELS:-resnet50,ppocrv4_det} \
+          --ocr-model "$D/models/ppocrv4_det.onnx" --page "$D/models/page.png" \
           --skip torch,fp16,accuracy --batches 1 --models-dir "$MODELS" --budget 280 2>&1 | tail -12
         ls "$MODELS"
         rows="resnet50_qdq:input=1x3x224x224 resnet50_qdq:input=8x3x224x224 resnet50:input=1x3x224x224
