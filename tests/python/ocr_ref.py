@@ -92,10 +92,11 @@ def run(args, timeout=600):
 
 # ---------------------------------------------------------------- PNG writer
 
-def run_output(rlx, path, feeds, device, options=(), tmp=None, output="y"):
+def run_output(rlx, path, feeds, device, options=(), tmp=None, output="y", env=None):
     """`rlx run` of the model at path once on device with the arrays of
-    feeds (name -> numpy array) and --option strings; returns (output's
-    array, "") or (None, the command's output) when it fails."""
+    feeds (name -> numpy array) and --option strings (env: the process's
+    environment, default ours); returns (output's array, its stderr) or
+    (None, the command's output) when it fails."""
     import numpy as np
     out = tempfile.mkdtemp(dir=tmp)
     args = [rlx, "run", path, "--device", device, "--quiet", "--warmup", "0", "--iters", "1", "--output-dir", out]
@@ -105,10 +106,10 @@ def run_output(rlx, path, feeds, device, options=(), tmp=None, output="y"):
         args += ["--input", "%s=%s" % (name, f)]
     for o in options:
         args += ["--option", o]
-    rc, so, se = run(args)
-    if rc != 0:
-        return None, so + se
-    return np.load(os.path.join(out, output + ".npy")), ""
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+    if p.returncode != 0:
+        return None, p.stdout + p.stderr
+    return np.load(os.path.join(out, output + ".npy")), p.stderr
 
 
 def _chunk(kind, data):

@@ -18,7 +18,6 @@ see test_fuse_variadic_nan.py). Sum of one input (a copy) stays as it is.
 Skips (exit 77) while rlx is not built."""
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -49,20 +48,8 @@ def model(path, op, k, elem):
 
 
 def run(path, feeds, device, options):
-    out = tempfile.mkdtemp(dir=tmp)
-    args = [RLX, "run", path, "--device", device, "--warmup", "0", "--iters", "1", "--output-dir", out,
-            "--option", "debug.fusion_report=1"]
-    for name, arr in feeds.items():
-        f = os.path.join(out, "in_%s.npy" % name)
-        np.save(f, arr)
-        args += ["--input", "%s=%s" % (name, f)]
-    for o in options:
-        args += ["--option", o]
-    env = dict(os.environ, RLX_GPU_TRACE="1")
-    p = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
-    if p.returncode != 0:
-        return None, p.stdout + p.stderr
-    return np.load(os.path.join(out, "y.npy")), p.stderr
+    return R.run_output(RLX, path, feeds, device, ["debug.fusion_report=1"] + list(options), tmp=tmp,
+                        env=dict(os.environ, RLX_GPU_TRACE="1"))
 
 
 def dispatches(stderr):
