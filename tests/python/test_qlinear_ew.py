@@ -193,39 +193,55 @@ y, err2 = R.run_output(RLX, qdqr, feeds, "gpu", options=["gpu.poison=1"], tmp=TM
 C.check(want is not None and y is not None and np.array_equal(y, want),
         "a [1, 1, 12] bias after a [5, 12] QLinearMatMul: %s%s" % (err, err2))
 
-# A 3-D QLinearConv of the file with a QDQ residual after it: the GPU declines
-# the fused node (3-D), and the CPU runs it (the convolution, then the
-# chain: cpu_quant.c) within the GPU plan.
+# A QLinearConv of the file with a QDQ residual after it (hand-made):
+# - 3-D: the GPU declines the fused node, and the CPU runs it (the
+#   convolution, then the chain: cpu_quant.c) within the GPU plan;
+# - 2-D with an int8 chain output after the uint8 convolution: the GPU runs
+#   it (the convolution's own type is y_zero_point's, not the output's).
 u8, i8, i32 = np.uint8, np.int8, np.int32
-inits = [NH.from_array(np.array(0.02, np.float32), "xs"), NH.from_array(np.array(7, u8), "xz"),
-         NH.from_array(rng.integers(-127, 128, (4, 4, 3, 3, 3)).astype(i8), "w"),
-         NH.from_array(rng.uniform(0.001, 0.01, 4).astype(np.float32), "ws"), NH.from_array(np.zeros(4, i8), "wz"),
-         NH.from_array(np.array(0.05, np.float32), "ys"), NH.from_array(np.array(120, u8), "yz"),
-         NH.from_array(rng.integers(-500, 500, 4).astype(i32), "b"),
-         NH.from_array(np.array(0.04, np.float32), "ss"), NH.from_array(np.array(128, u8), "sz"),
-         NH.from_array(np.array(0.07, np.float32), "os"), NH.from_array(np.array(3, u8), "oz")]
-nodes = [H.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1] * 6, name="qc"),
-         H.make_node("DequantizeLinear", ["y", "ys", "yz"], ["fy"], name="dqy"),
-         H.make_node("DequantizeLinear", ["s", "ss", "sz"], ["fs"], name="dqs"),
-         H.make_node("Add", ["fy", "fs"], ["t"], name="add"),
-         H.make_node("QuantizeLinear", ["t", "os", "oz"], ["o"], name="q")]
-shape3 = [1, 4, 3, 5, 5]
-g = H.make_graph(nodes, "qc3d", [H.make_tensor_value_info("x", T.UINT8, shape3), H.make_tensor_value_info("s", T.UINT8, shape3)],
-                 [H.make_tensor_value_info("o", T.UINT8, shape3)], inits)
-md = H.make_model(g, opset_imports=[H.make_opsetid("", 13)])
-md.ir_version = 8
-path3 = os.path.join(TMP, "qconv3d.onnx")
-with open(path3, "wb") as f:
-    f.write(md.SerializeToString())
-rc, so, se = R.run([RLX, "run", path3, "--device", "gpu", "--quiet", "--warmup", "0", "--iters", "0",
-                    "--option", "debug.fusion_report=1"])
-C.check(rc == 0 and se.count("fusion: fuse_qlinear_ew:") == 1, "3-D: the chain is not fused into the QLinearConv (rc %d) %s" %
-        (rc, se[-300:]))
-feeds = {"x": rng.integers(0, 256, shape3).astype(u8), "s": rng.integers(0, 256, shape3).astype(u8)}
-want, err = R.run_output(RLX, path3, feeds, "cpu", output="o", tmp=TMP)
-y, err2 = R.run_output(RLX, path3, feeds, "gpu", options=["gpu.poison=1"], tmp=TMP, output="o")
-C.check(want is not None and y is not None and np.array_equal(y, want),
-        "3-D: the fused node on the CPU of a GPU plan differs from the CPU plan: %s%s%s" %
-        (err, err2, "" if want is None or y is None else " %d bytes" % int((y != want).sum())))
+
+
+def hand_model(path, nd, out_t):
+    shape = [1, 4] + [3, 5, 5][3 - nd:]
+    oz = np.array(3, u8) if out_t == T.UINT8 else np.array(-5, i8)
+    inits = [NH.from_array(np.array(0.02, np.float32), "xs"), NH.from_array(np.array(7, u8), "xz"),
+             NH.from_array(rng.integers(-127, 128, (4, 4) + (3,) * nd).astype(i8), "w"),
+             NH.from_array(rng.uniform(0.001, 0.01, 4).astype(np.float32), "ws"), NH.from_array(np.zeros(4, i8), "wz"),
+             NH.from_array(np.array(0.05, np.float32), "ys"), NH.from_array(np.array(120, u8), "yz"),
+             NH.from_array(rng.integers(-500, 500, 4).astype(i32), "b"),
+             NH.from_array(np.array(0.04, np.float32), "ss"), NH.from_array(np.array(128, u8), "sz"),
+             NH.from_array(np.array(0.07, np.float32), "os"), NH.from_array(oz, "oz")]
+    nodes = [H.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1] * (2 * nd),
+                         name="qc"),
+             H.make_node("DequantizeLinear", ["y", "ys", "yz"], ["fy"], name="dqy"),
+             H.make_node("DequantizeLinear", ["s", "ss", "sz"], ["fs"], name="dqs"),
+             H.make_node("Add", ["fy", "fs"], ["t"], name="add"),
+             H.make_node("QuantizeLinear", ["t", "os", "oz"], ["o"], name="q")]
+    g = H.make_graph(nodes, "qc", [H.make_tensor_value_info("x", T.UINT8, shape), H.make_tensor_value_info("s", T.UINT8, shape)],
+                     [H.make_tensor_value_info("o", out_t, shape)], inits)
+    md = H.make_model(g, opset_imports=[H.make_opsetid("", 13)])
+    md.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(md.SerializeToString())
+    return shape
+
+
+for what, nd, out_t, on_gpu in (("3-D", 3, T.UINT8, False), ("2-D, int8 output", 2, T.INT8, True)):
+    path = os.path.join(TMP, "hand_%dd_%d.onnx" % (nd, out_t))
+    shape = hand_model(path, nd, out_t)
+    rc, so, se = R.run([RLX, "run", path, "--device", "gpu", "--quiet", "--warmup", "0", "--iters", "0",
+                        "--option", "debug.fusion_report=1", "--option", "debug.dispatch_report=1"])
+    row = [ln.split() for ln in se.splitlines() if ln.split()[:1] == ["QLinearConv"]]
+    fallback = int(row[0][3]) if row and len(row[0]) > 3 else -1  # op, nodes, native, fallback
+    C.check(rc == 0 and se.count("fusion: fuse_qlinear_ew:") == 1 and fallback == (0 if on_gpu else 1),
+            "%s: fused %d times, the QLinearConv %s on the CPU (rc %d) %s" %
+            (what, se.count("fusion: fuse_qlinear_ew:"), "ran" if fallback > 0 else "did not run", rc, se[-400:]))
+    feeds = {"x": rng.integers(0, 256, shape).astype(u8), "s": rng.integers(0, 256, shape).astype(u8)}
+    want, err = R.run_output(RLX, path, feeds, "cpu", output="o", tmp=TMP)
+    y, err2 = R.run_output(RLX, path, feeds, "gpu", options=["gpu.poison=1"], tmp=TMP, output="o")
+    C.check(want is not None and y is not None and np.array_equal(y, want),
+            "%s: the GPU plan differs from the CPU plan: %s%s%s" %
+            (what, "" if want is not None else err, "" if y is not None else err2,
+             "" if want is None or y is None else " %d bytes" % int((y != want).sum())))
 
 C.done()

@@ -560,7 +560,7 @@ static rlx_status lower_qconv(wg_lower *L) {
                 return wg_decline(L, "scales must be f32 constants");
         if (rlx_value_numel(sx) != 1 || rlx_value_numel(sy) != 1 || !per_channel(sw, M))
             return wg_decline(L, "x_scale and y_scale of one element, w_scale of 1 or %lld", (long long)M);
-        if (!zy || !zy->konst || rlx_value_numel(zy) != 1 || zy->dtype != y->dtype)
+        if (!zy || !zy->konst || rlx_value_numel(zy) != 1 || zy->dtype != ydt)
             return wg_decline(L, "y_zero_point must be a constant of y's type");
         if (b && (!b->konst || b->dtype != RLX_DTYPE_I32 || (int64_t)rlx_value_numel(b) != M))
             return wg_decline(L, "B must be a constant int32 of %lld elements", (long long)M);
