@@ -300,6 +300,24 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     return wg_grid_1d(L, r, inv);
 }
 
+/* The Params words and storage bindings of the largest integer kernel
+ * (qgemm_body.wgsl: 18 scalars padded to 20, batch 16, conv 12; A, B, ZA,
+ * ZB, Y, TB): a QDQ chain's fields and bindings come after them. */
+#define QGEMM_PARAM_WORDS 48
+#define QGEMM_BINDINGS 6
+
+/* The product's own output type: y's, or with a QDQ chain (QLinearMatMul
+ * or QLinearConv with internal inputs 9..: y is the chain's output)
+ * y_zero_point's; *chain says which. Declines a chain without an 8-bit
+ * y_zero_point. */
+static rlx_status own_y_dtype(wg_lower *L, bool ql, const rlx_value *y, bool *chain, rlx_dtype *ydt) {
+    *chain = ql && L->n->n_in > RLX_QEPI_FIRST;
+    const rlx_value *zy = *chain ? wg_in(L, 7) : NULL;
+    if (*chain && (!zy || !is_q8(zy))) return wg_decline(L, "a QDQ chain without y_zero_point");
+    *ydt = *chain ? zy->dtype : y->dtype;
+    return RLX_OK;
+}
+
 /* The step of a zero point or scale along the operand's row (a) or column
  * (b) dim: 0 (one value) or 1; false when it has batch dims or another
  * layout (rlx_quant_mm_param's strides). */
@@ -331,11 +349,9 @@ static rlx_status lower_qmatmul(wg_lower *L) {
     if (ql ? (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8) : y->dtype != RLX_DTYPE_I32)
         return wg_decline(L, "output dtype %s", rlx_dtype_name(y->dtype));
     if (a->rank < 1 || b->rank < 1) return wg_decline(L, "matmul of a scalar");
-    /* a QDQ chain (internal inputs 9..): y is its output, the product's
-     * own 8-bit type is y_zero_point's */
-    bool chain = ql && L->n->n_in > RLX_QEPI_FIRST;
-    if (chain && (!wg_in(L, 7) || !is_q8(wg_in(L, 7)))) return wg_decline(L, "a QDQ chain without y_zero_point");
-    rlx_dtype ydt = chain ? wg_in(L, 7)->dtype : y->dtype;
+    bool chain;
+    rlx_dtype ydt;
+    RLX_TRY(own_y_dtype(L, ql, y, &chain, &ydt));
     wg_qgemm q;
     memset(&q, 0, sizeof q);
     q.a = wg_in_id(L, 0), q.b = wg_in_id(L, ql ? 3 : 1), q.y = wg_out_id(L, 0);
@@ -424,7 +440,7 @@ static rlx_status lower_qmatmul(wg_lower *L) {
         q.b_packed = packed;
     }
     wg_qepi epi = { 0 };
-    rlx_status st = chain ? wg_qepi_make(L, 48, 6, &epi) : RLX_OK;
+    rlx_status st = chain ? wg_qepi_make(L, QGEMM_PARAM_WORDS, QGEMM_BINDINGS, &epi) : RLX_OK;
     q.epi = &epi;
     if (st == RLX_OK) st = wg_emit_qgemm(L, &q);
     wg_qepi_free(&epi);
@@ -499,11 +515,9 @@ static rlx_status lower_qconv(wg_lower *L) {
     if (!is_q8(x) || !is_q8(w)) return wg_decline(L, "x and w must be int8 or uint8");
     if (!y || !rlx_value_is_static(y) || (zx && !rlx_value_is_static(zx)) || (zw && !rlx_value_is_static(zw)))
         return wg_decline(L, "dynamic shape");
-    /* a QDQ chain (internal inputs 9..): y is its output, the convolution's
-     * own 8-bit type is y_zero_point's */
-    bool chain = ql && L->n->n_in > RLX_QEPI_FIRST;
-    if (chain && (!wg_in(L, 7) || !is_q8(wg_in(L, 7)))) return wg_decline(L, "a QDQ chain without y_zero_point");
-    rlx_dtype ydt = chain ? wg_in(L, 7)->dtype : y->dtype;
+    bool chain;
+    rlx_dtype ydt;
+    RLX_TRY(own_y_dtype(L, ql, y, &chain, &ydt));
     if (ql ? (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8) : y->dtype != RLX_DTYPE_I32)
         return wg_decline(L, "output dtype %s", rlx_dtype_name(y->dtype));
     if ((zx && zx->dtype != x->dtype) || (zw && zw->dtype != w->dtype))
@@ -588,10 +602,10 @@ static rlx_status lower_qconv(wg_lower *L) {
         q.mult = mult, q.bias = bias;
         q.y_zp = (int32_t)rlx_tensor_get_i64(zy->konst, 0);
     }
-    /* the chain for the largest kernel's Params (the integer GEMM's 48
-     * words) and bindings (6) */
+    /* the chain after the largest kernel's Params and bindings (the
+     * depthwise kernel's are fewer) */
     wg_qepi epi = { 0 };
-    rlx_status st = chain ? wg_qepi_make(L, 48, 6, &epi) : RLX_OK;
+    rlx_status st = chain ? wg_qepi_make(L, QGEMM_PARAM_WORDS, QGEMM_BINDINGS, &epi) : RLX_OK;
     if (st != RLX_OK) {
         free(mult);
         free(bias);
