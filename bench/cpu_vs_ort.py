@@ -20,7 +20,7 @@ onnxruntime (0: each one's default, one thread per core). --base-rlx adds a
 column for another rlx binary (e.g. a build of main) run the same way;
 --base-env sets environment variables for that column only (e.g.
 --base-rlx build/rlx --base-env RLX_CPU_GEMM=blas compares the two thread
-policies of one binary).
+policies of one binary; --base-env RLX_NUM_THREADS=8 overrides --threads).
 Models: the demo's PP-OCRv4 detector at 1x3x640x640 (models/), the ONNX
 suite's light/ ResNet-50 and ShuffleNet, and a MobileNetV2 with random
 weights written by bench/make_mobilenet_v2.py (numpy + onnx only); also
@@ -370,9 +370,9 @@ def cpu_per_run(fn, iters):
 
 def run_rlx(rlx, model, inputs, threads, iters, warmup, extra_env=None):
     env = dict(os.environ)
-    env.update(extra_env or {})
     if threads:
         env["RLX_NUM_THREADS"] = str(threads)
+    env.update(extra_env or {})  # --base-env wins (e.g. RLX_NUM_THREADS=8 against onnxruntime's 16)
     cmd = [rlx, "bench", model, "--device", "cpu"]
     for spec in inputs:
         cmd += ["--input", spec]

@@ -107,6 +107,8 @@
 #                                            # and PP-OCRv4 det (the page), f32 twins as reference,
 #                                            # $Q8EP_ROUNDS (default 3) interleaved rounds; outputs
 #                                            # of on and off compared bit for bit; q8ep.txt
+#   bash bench/device_run.sh q8var           # ~5 min: QDQ ResNet-50 / PP-OCRv4 and f32 twins under GEMM variants (q8var.txt)
+#   bash bench/device_run.sh cpu16var        # ~4 min: CPU at 16 threads, defaults vs $CPU16_VARIANTS vs onnxruntime (cpu16var.txt)
 #   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
@@ -905,6 +907,66 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
     print('$m', os.path.basename(f), 'on == off bit for bit:', a.tobytes() == b.tobytes(), a.shape)"
         done
       } 2>&1 | tee "$OUT/q8ep.txt"
+      ;;
+    q8var)
+      # ~5 min: the QDQ int8 models (and their f32 twins) under GEMM
+      # variants: GPU-timestamp medians of `rlx bench --device gpu` for each
+      # of $Q8VAR_VARIANTS (default: default, gpu.gemm_splitk=0 and 2,
+      # gpu.gemm_target_wg=128 and 512; KEY=VALUE, '+' joins several) on
+      # $Q8VAR_ROWS, $Q8VAR_ROUNDS (default 2) interleaved rounds; the
+      # models made here by bench/model_dtypes.py as q8ep does; q8var.txt
+      {
+        timeout 330 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/q8var_dtypes.json" \
+          --models resnet50,ppocrv4_det --qdq resnet50,ppocrv4_det \
+          --ocr-model "$D/models/ppocrv4_det.onnx" --page "$D/models/page.png" \
+          --skip torch,fp16,accuracy --batches 1 --models-dir "$MODELS" --budget 200 2>&1 | tail -4
+        rows=${Q8VAR_ROWS:-"resnet50_qdq:input=1x3x224x224 resnet50:input=1x3x224x224 resnet50_qdq:input=8x3x224x224
+              ppocrv4_det_qdq:x=1x3x736x1472 ppocrv4_det:x=1x3x736x1472"}
+        for r in $(seq "${Q8VAR_ROUNDS:-2}"); do
+          for row in $rows; do
+            m=${row%%:*} shp=${row#*:}
+            [ -f "$MODELS/$m.onnx" ] || { [ "$r" = 1 ] && echo "q8var: no $MODELS/$m.onnx"; continue; }
+            for v in ${Q8VAR_VARIANTS:-default gpu.gemm_splitk=0 gpu.gemm_splitk=2 gpu.gemm_target_wg=128 gpu.gemm_target_wg=512}; do
+              opt=""
+              [ "$v" = default ] || for kv in $(echo "$v" | tr + ' '); do opt="$opt --option $kv"; done
+              line=$(timeout 120 "$RLX" bench "$MODELS/$m.onnx" --device gpu --shape "$shp" --iters 30 --quiet $opt 2>&1 |
+                     grep -E "^plan:|GPU timestamps|error" | tr '\n' ' ')
+              echo "round $r $m $shp $v: $line"
+            done
+          done
+        done
+      } 2>&1 | tee "$OUT/q8var.txt"
+      ;;
+    cpu16var)
+      # ~4 min: rlx's CPU at $CPU16_THREADS (default 16) against itself
+      # under each of $CPU16_VARIANTS (environment settings, '+' joins
+      # several; default RLX_CPU_WINOGRAD=0) and onnxruntime, on
+      # $CPU16_MODELS (default resnet50,light_inception_v2,mobilenet_v2,lstm),
+      # 3 rounds, 15 warm-up runs; then bin/conv_node's single convolutions
+      # ($CPU16_CONVS) with and without Winograd at 16, 8, 4 threads; cpu16var.txt
+      {
+        echo "cpu16var: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        for v in ${CPU16_VARIANTS:-RLX_CPU_WINOGRAD=0}; do
+          for t in ${CPU16_THREADS:-16}; do
+            echo "-- threads $t, base = rlx with $(echo "$v" | tr + ' ')"
+            be=""; for kv in $(echo "$v" | tr + ' '); do be="$be --base-env $kv"; done
+            timeout 200 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$RLX" $be \
+              --threads "$t" --rounds 3 --iters 10 --warmup 15 --work /tmp/rlx_cputable \
+              --models "${CPU16_MODELS:-resnet50,light_inception_v2,mobilenet_v2,lstm}" \
+              --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" 2>&1 | grep -v " round "
+          done
+        done
+        # single convolutions by path (bench/conv_node: wall us, hot caches;
+        # CONV_NODE_WINO 0 by shape, 1 never Winograd) at 16, 8 and 4 threads
+        for t in 16 8 4; do
+          for w in 0 1; do
+            echo "-- conv_node threads $t, CONV_NODE_WINO=$w"
+            RLX_NUM_THREADS=$t CONV_NODE_WALL=1 CONV_NODE_HOT=1 CONV_NODE_WINO=$w timeout 60 "$D/bin/conv_node" 200 \
+              ${CPU16_CONVS:-1:256:256:14:3:1:0:1 1:128:128:28:3:1:0:1 1:64:64:56:3:1:0:1 8:256:256:14:3:1:0:1} 2>&1
+          done
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/cpu16var.txt"
       ;;
     nbits)
       # ~2 min, then ~4 min: first the GEMV (block 32, nbits4 f32 A and

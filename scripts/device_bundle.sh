@@ -7,7 +7,8 @@
 #                                  test_webgpu_reduce, test_webgpu_index, test_webgpu_attention,
 #                                  test_fusion, test_backend_ops, test_run_stop, sgemm_bench
 #                                  (the f32 GEMM's tiles, bench/sgemm_bench.c), pw_conv (the
-#                                  pointwise convolution against im2col + GEMM, bench/pw_conv.c)
+#                                  pointwise convolution against im2col + GEMM, bench/pw_conv.c),
+#                                  conv_node (one Conv node on the CPU's fast paths, bench/conv_node.c)
 #                                  (stripped)
 #                           lib/   the shared libraries they load that the
 #                                  machine's image lacks: libwgpu_native.so,
@@ -44,7 +45,7 @@ mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/models/light" "$OUTD"
 
 for b in rlx coop_probe tests/test_gpu_gemm tests/test_gpu_conv tests/test_webgpu tests/test_webgpu_split tests/test_webgpu_share \
          tests/test_webgpu_reduce tests/test_webgpu_index tests/test_webgpu_attention tests/test_fusion tests/test_backend_ops \
-         tests/test_run_stop tests/sgemm_bench tests/pw_conv; do
+         tests/test_run_stop tests/sgemm_bench tests/pw_conv tests/conv_node; do
   if [ ! -x "$BUILD/$b" ]; then
     echo "device_bundle: $BUILD/$b is missing: build first (cmake --build $BUILD -j2)" >&2
     exit 1

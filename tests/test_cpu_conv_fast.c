@@ -1351,8 +1351,15 @@ static void test_conv_winograd(void) {
         { "SqueezeNet C32->128 on 27x27 batch 8 (4 passes)", 2, 8, 32, 128, 1, { 27, 27 }, { 3, 3 }, { 1, 1 },
           { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
-    if (rlx_cpu_sgemm_kernel_set(top) && top == RLX_CPU_SGEMM_AVX512)
+    size_t phased = rlx_nn_wino_phased_runs();
+    if (rlx_cpu_sgemm_kernel_set(top) && top == RLX_CPU_SGEMM_AVX512) {
         for (size_t i = 0; i < ARRAY_LEN(models); i++) run_wino(&models[i], 2, RLX_ACT_RELU, false);
+        /* at 5 threads the 14x14 and 28x28 maps (one and two groups of
+         * tile blocks) run phased, and run_wino compared their bits with
+         * the one-thread run's */
+        if (rlx_parallel_threads() >= 5)
+            CHECK_MSG(rlx_nn_wino_phased_runs() > phased, "the phased Winograd form never ran at 5 threads");
+    }
     test_conv_winograd_wild();
     test_conv_winograd_overflow();
     CHECK(rlx_cpu_sgemm_kernel_set(top));

@@ -315,6 +315,11 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
  * channels). rlx_nn_wino_runs: how many convolutions it has run in this process. */
 void rlx_nn_wino_force(int path);
 size_t rlx_nn_wino_runs(void);
+/* How many passes of it have run in its phased form (F(2x2) where the
+ * pass's groups of tile blocks are fewer than half the threads: the
+ * inputs' transforms, the products and the output transforms as three
+ * regions over shared buffers; the same bits). */
+size_t rlx_nn_wino_phased_runs(void);
 
 /* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
  * group of one image x: col[((c - c0) * K + kk) * np + j], kk the kernel

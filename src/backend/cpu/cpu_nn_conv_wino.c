@@ -90,7 +90,10 @@
  * GEMM path's epilogue (bias, fused residual, activation:
  * rlx_nn_conv_epilogue_block). Passes run one after the other; output
  * channels are split between tasks only when a pass's groups of tile
- * blocks cannot give each thread one.
+ * blocks cannot give each thread one. F(2x2) passes with fewer groups than
+ * half the threads (ResNet-50's 14x14 and 28x28 maps at 4 and more
+ * threads) run phased instead (wino_phased): each range would transform
+ * the same inputs again.
  *
  * At several threads a call of one pass (batch 1; small batches of small
  * maps) pads nothing up front: each task copies the padded rows its tiles
@@ -139,6 +142,10 @@ static atomic_size_t g_wino_runs;
 void rlx_nn_wino_force(int path) { g_wino_force = path; }
 
 size_t rlx_nn_wino_runs(void) { return atomic_load(&g_wino_runs); }
+
+static atomic_size_t g_wino_phased;
+
+size_t rlx_nn_wino_phased_runs(void) { return atomic_load(&g_wino_phased); }
 
 /* 2-D, 3x3, stride 1, dilation 1, one group, policy "pool", AVX-512. */
 static bool wino_geometry(const rlx_nn_sp3 *s, size_t groups) {
@@ -347,6 +354,12 @@ typedef struct wino_job {
     atomic_int wild;           /* with check: a value it refuses was seen */
     bool priv;                 /* each task pads the rows its tiles read into its scratch (no xs) */
     size_t xp_floats;          /* with priv: the most floats of padded rows a task holds */
+    /* phased (wino_phased): V of every block of the pass, [block][e][c_in][WN],
+     * and M, [block][group of WCO outputs][e][WCO][WN]; the items of each phase:
+     * input channels per transform item, panels per product item, outputs per
+     * output item */
+    float *va, *ma;
+    size_t cc_len, n_cc, pc_len, n_pc, oc_len, n_oc;
 } wino_job;
 
 /* Where a task reads its padded rows: images [ilo, ..) of the pass, each
@@ -437,13 +450,13 @@ RLX_NN_K8_KERN(wino_kern2, 2, 0, WK_ST)
 RLX_NN_K8_KERN(wino_kern1, 1, 0, WK_ST)
 
 /* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of the
- * pass's tiles [t0, t0 + nt) for every input channel; zeros for t up to
- * WN. A run of tiles ends at the end of its tile row (of its image).
+ * pass's tiles [t0, t0 + nt) for the input channels [c0, c1); zeros for t
+ * up to WN. A run of tiles ends at the end of its tile row (of its image).
  * F(2x2): rows 2ty .. 2ty + 3 of the even and odd planes. */
 __attribute__((target("avx512f"))) static void wino_in2(const wino_job *j, const wino_view *xv, size_t t0, size_t nt,
-                                                        float *v) {
+                                                        size_t c0, size_t c1, float *v) {
     size_t cin = j->io.cig, es = cin * WN, ps = xv->ps, rs = 2 * j->rw;
-    for (size_t c = 0; c < cin; c++) {
+    for (size_t c = c0; c < c1; c++) {
         float *vc = v + c * WN;
         for (size_t t = t0; t < t0 + nt;) {
             size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
@@ -748,7 +761,7 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
         size_t t0 = WBLK(j, b0 + bi);
         nts[bi] = WBLK(j, b0 + bi + 1) - t0;
         if (j->m == 4) wino_in4(j, &xv, t0, nts[bi], v + bi * vs);
-        else wino_in2(j, &xv, t0, nts[bi], v + bi * vs);
+        else wino_in2(j, &xv, t0, nts[bi], 0, cin, v + bi * vs);
     }
     size_t panels = (j->io.cog + WMR - 1) / WMR;
     for (size_t co0 = c_lo; co0 < c_hi; co0 += WCO) {
@@ -772,6 +785,92 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
 #else
     (void)ctx, (void)item, (void)scratch;
 #endif
+}
+
+/* The phased form of a pass (F(2x2) where its groups of tile blocks are
+ * fewer than half the threads: wino_item's ranges of output channels
+ * would each transform their tiles' inputs again, 16 times over on a
+ * 14 x 14 map at 16 threads, and the transform and its padding are a fifth
+ * of the work at one thread). Three regions over buffers shared by the
+ * call: the inputs' transforms by (block, range of input channels) into
+ * va, the 16 products by (e, range of weight panels) into ma, the output
+ * transforms and epilogue by (block, range of output channels). Each
+ * product and output is computed by the calls wino_item makes, on the
+ * same operands: the same bits. */
+static void wino_in_items(void *ctx, size_t i0, size_t i1) {
+#if RLX_HAVE_AVX2_BUILD
+    const wino_job *j = ctx;
+    wino_view xv = { j->xs, 0, 0, j->hp * j->m * j->rw };
+    size_t cin = j->io.cig, vs = j->ne * cin * WN;
+    for (size_t i = i0; i < i1; i++) {
+        size_t b = i / j->n_cc, c0 = i % j->n_cc * j->cc_len, c1 = c0 + j->cc_len < cin ? c0 + j->cc_len : cin;
+        size_t t0 = WBLK(j, b);
+        wino_in2(j, &xv, t0, WBLK(j, b + 1) - t0, c0, c1, j->va + b * vs);
+    }
+#else
+    (void)ctx, (void)i0, (void)i1;
+#endif
+}
+
+static void wino_gemm_items(void *ctx, size_t i0, size_t i1) {
+#if RLX_HAVE_AVX2_BUILD
+    const wino_job *j = ctx;
+    size_t cin = j->io.cig, vs = j->ne * cin * WN, panels = (j->io.cog + WMR - 1) / WMR;
+    size_t gs = j->ne * WCO * WN, n_g = (j->io.cog + WCO - 1) / WCO;
+    for (size_t i = i0; i < i1; i++) {
+        size_t e = i / j->n_pc, p0 = i % j->n_pc * j->pc_len, p1 = p0 + j->pc_len < panels ? p0 + j->pc_len : panels;
+        for (size_t p = p0; p < p1; p++) {
+            const float *ap = j->u + ((e * panels + p) * cin) * WMR;
+            size_t g = p * WMR / WCO, pr = p - g * (WCO / WMR);
+            for (size_t b = 0; b < j->n_tb; b++) {
+                size_t nt = WBLK(j, b + 1) - WBLK(j, b);
+                const float *bv = j->va + b * vs + e * cin * WN;
+                float *c = j->ma + (b * n_g + g) * gs + (e * WCO + pr * WMR) * WN;
+                if (nt > 32) wino_kern3(cin, ap, bv, NULL, c, WN, false, WN);
+                else if (nt > 16) wino_kern2(cin, ap, bv, NULL, c, WN, false, WN);
+                else wino_kern1(cin, ap, bv, NULL, c, WN, false, WN);
+            }
+        }
+    }
+#else
+    (void)ctx, (void)i0, (void)i1;
+#endif
+}
+
+static void wino_out_items(void *ctx, size_t i0, size_t i1) {
+#if RLX_HAVE_AVX2_BUILD
+    const wino_job *j = ctx;
+    size_t gs = j->ne * WCO * WN, n_g = (j->io.cog + WCO - 1) / WCO;
+    for (size_t i = i0; i < i1; i++) {
+        size_t b = i / j->n_oc, co0 = i % j->n_oc * j->oc_len, g = co0 / WCO;
+        size_t nco = co0 + j->oc_len < j->io.cog ? j->oc_len : j->io.cog - co0, t0 = WBLK(j, b);
+        wino_out2(j, t0, WBLK(j, b + 1) - t0, co0, nco, j->ma + (b * n_g + g) * gs + (co0 - g * WCO) * WN);
+    }
+#else
+    (void)ctx, (void)i0, (void)i1;
+#endif
+}
+
+/* Whether a pass of this job runs phased (above), and the floats of its
+ * va and ma; sets the items' ranges for `threads` threads: at least two
+ * items a thread per phase where the shape allows. */
+static bool wino_phased(wino_job *j, size_t threads, size_t *floats) {
+    if (j->m != 2 || threads < 3 || 2 * j->n_grp > threads) return false;
+    size_t cin = j->io.cig, panels = (j->io.cog + WMR - 1) / WMR, n_g = (j->io.cog + WCO - 1) / WCO;
+    size_t want = 2 * threads;
+    j->n_cc = (want + j->n_tb - 1) / j->n_tb;
+    j->cc_len = (cin + j->n_cc - 1) / j->n_cc;
+    if (j->cc_len < 8) j->cc_len = 8;
+    j->n_cc = (cin + j->cc_len - 1) / j->cc_len;
+    j->n_pc = (want + j->ne - 1) / j->ne;
+    if (j->n_pc > panels) j->n_pc = panels;
+    j->pc_len = (panels + j->n_pc - 1) / j->n_pc;
+    j->n_pc = (panels + j->pc_len - 1) / j->pc_len;
+    j->oc_len = 2 * WMR;
+    while (j->oc_len < WCO && j->n_tb * ((j->io.cog + 2 * j->oc_len - 1) / (2 * j->oc_len)) >= want) j->oc_len *= 2;
+    j->n_oc = (j->io.cog + j->oc_len - 1) / j->oc_len;
+    *floats = j->n_tb * j->ne * cin * WN + j->n_tb * n_g * j->ne * WCO * WN;
+    return true;
 }
 
 /* Items: runs of input planes, a flag for any value rlx_nn_wino_tame
@@ -859,6 +958,7 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     bool priv = j.check && threads > 1 && !wino_overlap(io->y, ny, io->x, io->c_in * s->in_sp * n_img) &&
                 !(io->res && wino_overlap(io->y, ny, io->res, ny));
     float *own = NULL;
+    size_t xsf = (ipp * total + 15) / 16 * 16, vm_cap = 0;
     rlx_status st = RLX_OK;
     for (j.n0 = 0; j.n0 < n_img && st == RLX_OK; j.n0 += j.ni) {
         j.ni = n_img - j.n0 < ipp ? n_img - j.n0 : ipp;
@@ -879,12 +979,21 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
         while (threads > 1 && j.n_grp * j.n_cr < threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
         j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
         size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (j.ne * io->cig * WN + j.ne * WCO * WN);
-        j.priv = priv && j.n_cr <= 2 && j.n_grp <= 2;
-        if (!j.priv && !j.xs && !(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, ipp * total * sizeof(float))) &&
-            !(j.xs = own = malloc((ipp * total + 16) * sizeof(float)))) {
-            st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", ipp * total);
-            break;
+        size_t vmf = 0;
+        bool phased = wino_phased(&j, threads, &vmf);
+        j.priv = !phased && priv && j.n_cr <= 2 && j.n_grp <= 2;
+        /* the padded planes, and after them the phased form's va and ma */
+        if (!j.priv && (!j.xs || vmf > vm_cap)) {
+            if (vmf > vm_cap) vm_cap = vmf;
+            free(own), own = NULL;
+            size_t fl = xsf + vm_cap;
+            if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, fl * sizeof(float))) &&
+                !(j.xs = own = malloc((fl + 16) * sizeof(float)))) {
+                st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", fl);
+                break;
+            }
         }
+        if (phased) j.va = j.xs + xsf, j.ma = j.va + j.n_tb * j.ne * io->cig * WN;
         if (j.priv) { /* the images a task's tiles touch, their planes, and a line */
             size_t imgs = (nbm * WN + j.tiles - 1) / j.tiles + 1;
             if (imgs > j.ni) imgs = j.ni;
@@ -895,6 +1004,13 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
         if (j.check && atomic_load(&j.wild)) {
             *declined = true;
             break;
+        }
+        if (phased) {
+            rlx_parallel_for(j.n_tb * j.n_cc, 1, wino_in_items, &j);
+            rlx_parallel_for(j.ne * j.n_pc, 1, wino_gemm_items, &j);
+            rlx_parallel_for(j.n_tb * j.n_oc, 1, wino_out_items, &j);
+            atomic_fetch_add(&g_wino_phased, 1);
+            continue;
         }
         st = rlx_nn_run_items(k, j.n_grp * j.n_cr, slot, wino_item, &j);
         if (j.priv && atomic_load(&j.wild)) *declined = true;
