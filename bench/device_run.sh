@@ -557,7 +557,8 @@ print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (
       # converters from the bundle's ppocrv4_det.onnx, page.png and light/
       # (~1 min, the first pass only). --budget (240 s at 16 threads, 150 s
       # at 1; 420 s when $CPUTABLE_THREADS names one count) stops starting
-      # rows in time for the call's 10 minutes: a row cut off says "not run"
+      # rows in time for the call's 10 minutes ($CPUTABLE_BUDGET overrides
+      # the 420 s): a row cut off says "not run"
       # (the costliest rows come last); timeout's SIGTERM prints the rows so far.
       # $CPUTABLE_MODELS (default issue13) picks rows; cputable.txt
       {
@@ -569,7 +570,7 @@ print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (
           # the models); a single thread count gets the whole call
           if [ "$t" = 1 ]; then r="--rounds 2 --iters 5 --warmup 2 --min-iters 2"; b=150
           else r="--rounds 3 --iters 10 --warmup 15"; b=240; fi
-          [ "$(echo $ts | wc -w)" = 1 ] && b=420
+          [ "$(echo $ts | wc -w)" = 1 ] && b=${CPUTABLE_BUDGET:-420}
           lim=$((b + 60))
           echo "-- threads $t (at $(elapsed) s)"
           timeout "$lim" "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --threads "$t" --models "${CPUTABLE_MODELS:-issue13}" \
@@ -940,17 +941,25 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
     cpu16var)
       # ~4 min: rlx's CPU at $CPU16_THREADS (default 16) against itself
       # under each of $CPU16_VARIANTS (environment settings, '+' joins
-      # several; default RLX_CPU_WINOGRAD=0) and onnxruntime, on
+      # several; 'base': the base build, .device/base.tar.xz; default
+      # RLX_CPU_WINOGRAD=0) and onnxruntime, on
       # $CPU16_MODELS (default resnet50,light_inception_v2,mobilenet_v2,lstm),
       # 3 rounds, 15 warm-up runs; then bin/conv_node's single convolutions
-      # ($CPU16_CONVS) with and without Winograd at 16, 8, 4 threads; cpu16var.txt
+      # ($CPU16_CONVS) with and without Winograd at $CPU16_CONV_THREADS
+      # (default 16 8 4) threads; cpu16var.txt
       {
         echo "cpu16var: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
         for v in ${CPU16_VARIANTS:-RLX_CPU_WINOGRAD=0}; do
           for t in ${CPU16_THREADS:-16}; do
-            echo "-- threads $t, base = rlx with $(echo "$v" | tr + ' ')"
-            be=""; for kv in $(echo "$v" | tr + ' '); do be="$be --base-env $kv"; done
-            timeout 200 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$RLX" $be \
+            br=$RLX be=""
+            if [ "$v" = base ]; then  # the base build (.device/base.tar.xz)
+              unpack_base cpu16var || continue
+              br=$B/bin/rlx be="--base-env LD_LIBRARY_PATH=$B/lib"
+            else
+              for kv in $(echo "$v" | tr + ' '); do be="$be --base-env $kv"; done
+            fi
+            echo "-- threads $t, base = $([ "$v" = base ] && echo "the base build" || echo "rlx with $(echo "$v" | tr + ' ')")"
+            timeout 200 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$br" $be \
               --threads "$t" --rounds 3 --iters 10 --warmup 15 --work /tmp/rlx_cputable \
               --models "${CPU16_MODELS:-resnet50,light_inception_v2,mobilenet_v2,lstm}" \
               --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" 2>&1 | grep -v " round "
@@ -958,7 +967,7 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
         done
         # single convolutions by path (bench/conv_node: wall us, hot caches;
         # CONV_NODE_WINO 0 by shape, 1 never Winograd) at 16, 8 and 4 threads
-        for t in 16 8 4; do
+        for t in ${CPU16_CONV_THREADS:-16 8 4}; do
           for w in 0 1; do
             echo "-- conv_node threads $t, CONV_NODE_WINO=$w"
             RLX_NUM_THREADS=$t CONV_NODE_WALL=1 CONV_NODE_HOT=1 CONV_NODE_WINO=$w timeout 60 "$D/bin/conv_node" 200 \
