@@ -235,7 +235,6 @@ static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *nod
             return rlx_fail(RLX_ERR_INVALID_MODEL, "node '%s' (%s): input '%s' is not defined", node_name ? node_name : "",
                             op_type, inputs[i]);
     }
-    size_t made = 0;
     for (size_t i = 0; i < n_outputs; i++) {
         if (!outputs[i] || !*outputs[i]) {
             out[i] = -1;
@@ -245,9 +244,7 @@ static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *nod
             return rlx_fail(RLX_ERR_INVALID_MODEL, "node '%s' (%s): output '%s' is already defined",
                             node_name ? node_name : "", op_type, outputs[i]);
         RLX_TRY(rlx_graph_add_value(g, outputs[i], &out[i]));
-        made++;
     }
-    (void)made;
     rlx_node_attr *na = calloc(n_attrs + 1, sizeof *na);
     if (!na) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < n_attrs; i++) {
@@ -300,8 +297,12 @@ rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *nod
                         node_name ? node_name : "", op_type);
     int *io = malloc((n_inputs + n_outputs + 2) * sizeof *io);
     if (!io) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    /* a node that fails leaves the model as it was: its outputs' names free
+     * for the next try, and none of an expansion's nodes or constants */
+    size_t n_values = m->g->n_values, n_nodes = m->g->n_nodes, n_sources = m->g->n_sources;
     rlx_status st = add_node_io(m, op_type, node_name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs, io,
                                 io + n_inputs + 1);
+    if (st) rlx_graph_truncate(m->g, n_values, n_nodes, n_sources);
     free(io);
     return st;
 }
