@@ -24,6 +24,10 @@
  *    attribute): the model stays as it was, so the node tried next may use
  *    the same output name (it once stayed defined without a producer: the
  *    next node failed with "already defined", the model could not finish);
+ *  - NULL arrays: rlx_tensor_create's dims (rank > 0) or out pointer
+ *    (crashed), a builder attribute's list of n > 0 values or one of its
+ *    strings (the node read n values from uninitialised memory: a ReduceMax
+ *    whose axes were such a list failed or ran on whatever they held);
  *  - one session run from several threads at once (CPU and GPU): results
  *    equal to values computed here (exact: Relu, and Add of small
  *    integers), no crash.
@@ -464,6 +468,43 @@ static void test_failed_node(void) {
     }
 }
 
+static void test_null_arrays(void) {
+    rlx_tensor *t = (rlx_tensor *)&t;
+    CHECK_FAILS(rlx_tensor_create(RLX_DTYPE_F32, NULL, 2, &t), RLX_ERR_INVALID_ARGUMENT, "dims is NULL");
+    CHECK(t == NULL);
+    CHECK_FAILS(rlx_tensor_create(RLX_DTYPE_F32, (const int64_t[]){ 2 }, 1, NULL), RLX_ERR_INVALID_ARGUMENT,
+                "output pointer is NULL");
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, NULL, 0, &t)); /* a scalar needs no dims */
+    CHECK(t && t->rank == 0 && t->nbytes == sizeof(float));
+    rlx_tensor_destroy(t);
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return;
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 3, (const int64_t[]){ 2, 3, 4 }, NULL));
+    const char *const x[] = { "x" };
+    const rlx_attr bad[] = {
+        RLX_ATTR_IS("axes", 1, NULL),
+        RLX_ATTR_IS("perm", 3, NULL),
+        RLX_ATTR_FS("value_floats", 2, NULL),
+        { .name = "value_strings", .type = RLX_ATTR_STRINGS, .n = 2, .strings = NULL },
+        { .name = "value_strings", .type = RLX_ATTR_STRINGS, .n = 2, .strings = (const char *const[]){ "a", NULL } },
+    };
+    const char *const ops[] = { "ReduceMax", "Transpose", "Constant", "Constant", "Constant" };
+    const char *const want[] = { "n is 1 but its array is NULL", "n is 3 but its array is NULL", "n is 2 but its array is NULL",
+                                 "n is 2 but its array is NULL", "string 1 is NULL" };
+    for (int k = 0; k < 5; k++) {
+        size_t n_in = strcmp(ops[k], "Constant") ? 1 : 0;
+        CHECK_FAILS(rlx_model_add_node(m, ops[k], NULL, n_in, x, 1, (const char *const[]){ "y" }, 1, &bad[k]),
+                    RLX_ERR_INVALID_ARGUMENT, want[k]);
+    }
+    /* the same lists given: y = ReduceMax(x, axes [1]) builds and finishes */
+    CHECK_OK(rlx_model_add_node(m, "ReduceMax", NULL, 1, x, 1, (const char *const[]){ "y" }, 1,
+                                &RLX_ATTR_IS("axes", 1, (const int64_t[]){ 1 })));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_model_destroy(m);
+}
+
 /* ============================================================ threads */
 
 typedef struct runner {
@@ -542,6 +583,7 @@ int main(void) {
     test_reshape_scalar();
     test_float_to_int();
     test_failed_node();
+    test_null_arrays();
     rlx_model *m = relu_model();
     CHECK(m != NULL);
     if (m) {

@@ -212,6 +212,14 @@ static rlx_status convert_attr(const rlx_attr *a, rlx_node_attr *d) {
     }
     if ((a->type == RLX_ATTR_STRING && !a->s) || (a->type == RLX_ATTR_TENSOR && !a->t))
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s' has no value", a->name);
+    /* a list of n values needs its array (a NULL one was copied as none,
+     * with n kept: the node then read n values from nowhere) */
+    if (a->n && ((a->type == RLX_ATTR_FLOATS && !a->floats) || (a->type == RLX_ATTR_INTS && !a->ints) ||
+                 (a->type == RLX_ATTR_STRINGS && !a->strings)))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s': n is %zu but its array is NULL", a->name, a->n);
+    if (a->type == RLX_ATTR_STRINGS)
+        for (size_t i = 0; i < a->n; i++)
+            if (!a->strings[i]) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s': string %zu is NULL", a->name, i);
     if (a->type == RLX_ATTR_TENSOR) {
         char what[300];
         snprintf(what, sizeof what, "attribute '%.256s'", a->name);
