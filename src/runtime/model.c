@@ -281,7 +281,7 @@ static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *nod
         char label[300];
         snprintf(label, sizeof label, "node '%s' (%s)", node_name ? node_name : "", op_type);
         st = rlx_onnx_contrib_expand(g, cd, label, node_name ? node_name : dot + 1, in, (int)n_inputs, out,
-                                     (int)n_outputs, na, (int)n_attrs);
+                                     (int)n_outputs, na, (int)n_attrs, NULL);
         for (size_t i = 0; i < n_attrs; i++) rlx_node_attr_free(&na[i]);
     } else if (!dot) {
         st = rlx_graph_add_node(g, op_type, "", node_name, in, (int)n_inputs, out, (int)n_outputs, na, (int)n_attrs,
