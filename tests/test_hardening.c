@@ -19,6 +19,15 @@
  *    for 10^8, stack words);
  *  - Cast and DynamicQuantizeLinear of NaN, infinities and values beyond
  *    the target type (C casts of those are undefined behaviour);
+ *  - a node that rlx_model_add_node refuses (unknown op or attribute, wrong
+ *    arity or attribute type, a missing input, a contrib op's bad
+ *    attribute): the model stays as it was, so the node tried next may use
+ *    the same output name (it once stayed defined without a producer: the
+ *    next node failed with "already defined", the model could not finish);
+ *  - NULL arrays: rlx_tensor_create's dims (rank > 0) or out pointer
+ *    (crashed), a builder attribute's list of n > 0 values or one of its
+ *    strings (the node read n values from uninitialised memory: a ReduceMax
+ *    whose axes were such a list failed or ran on whatever they held);
  *  - one session run from several threads at once (CPU and GPU): results
  *    equal to values computed here (exact: Relu, and Add of small
  *    integers), no crash.
@@ -398,6 +407,104 @@ static void test_bad_rank(rlx_model *m) {
     rlx_session_destroy(s);
 }
 
+/* ============================================================ builder */
+
+static void test_failed_node(void) {
+    const char *const x_w[] = { "x", "w" }, *const y[] = { "y" };
+    const rlx_attr bogus = RLX_ATTR_I("bogus", 1), axis_s = RLX_ATTR_S("axis", "1"), unnamed = RLX_ATTR_I(NULL, 1);
+    const rlx_attr nbits[] = { RLX_ATTR_I("K", 3), RLX_ATTR_I("N", 3), RLX_ATTR_I("bits", 4), RLX_ATTR_I("block_size", 24) };
+    for (int k = 0; k < 8; k++) {
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        if (!m) return;
+        rlx_tensor *w = NULL;
+        CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, (const int64_t[]){ 3, 3 }, 2, &w));
+        if (!w) {
+            rlx_model_destroy(m);
+            return;
+        }
+        for (int i = 0; i < 9; i++) ((float *)w->data)[i] = i % 4 == 0 ? 1.0f : 0.0f; /* the identity */
+        CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, (const int64_t[]){ 1, 3 }, NULL));
+        CHECK_OK(rlx_model_add_initializer(m, "w", w));
+        rlx_status st = RLX_OK;
+        switch (k) {
+        case 0: st = rlx_model_add_node(m, "NoSuchOp", NULL, 2, x_w, 1, y, 0, NULL); break;
+        case 1: st = rlx_model_add_node(m, "MatMul", NULL, 2, x_w, 1, y, 1, &bogus); break;
+        case 2: st = rlx_model_add_node(m, "MatMul", NULL, 3, (const char *[]){ "x", "w", "w" }, 1, y, 0, NULL); break;
+        case 3: st = rlx_model_add_node(m, "MatMul", NULL, 2, (const char *[]){ "x", "" }, 1, y, 0, NULL); break;
+        case 4: st = rlx_model_add_node(m, "Softmax", NULL, 1, x_w, 1, y, 1, &axis_s); break;
+        case 5: st = rlx_model_add_node(m, "MatMul", NULL, 2, x_w, 1, y, 1, &unnamed); break;
+        case 6: st = rlx_model_add_node(m, "MatMul", NULL, 2, x_w, 2, (const char *[]){ "y", "y" }, 0, NULL); break;
+        case 7: st = rlx_model_add_node(m, "com.microsoft.MatMulNBits", NULL, 3, (const char *[]){ "x", "w", "w" }, 1,
+                                        y, 4, nbits); break;
+        }
+        CHECK_MSG(st != RLX_OK, "case %d: the bad node was accepted", k);
+        /* the node meant: y = x w, then a Relu of it, naming a value the
+         * failed node may have made too */
+        CHECK_OK(rlx_model_add_node(m, "MatMul", "mm", 2, x_w, 1, y, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Relu", "r", 1, y, 1, (const char *[]){ "z" }, 0, NULL));
+        CHECK_OK(rlx_model_add_output(m, "z"));
+        st = rlx_model_finish(m);
+        CHECK_MSG(st == RLX_OK, "case %d: finish: %s", k, rlx_last_error());
+        rlx_session *s = NULL;
+        if (st == RLX_OK) CHECK_OK(rlx_session_create(m, &(rlx_session_options){ .device = "cpu" }, &s));
+        if (s) {
+            float xv[3] = { -1.0f, 2.0f, -3.0f };
+            rlx_tensor x = { .dtype = RLX_DTYPE_F32, .rank = 2, .dims = { 1, 3 }, .data = xv, .nbytes = sizeof xv };
+            rlx_tensor **out = NULL;
+            size_t n = 0;
+            CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ &x }, &out, &n));
+            CHECK_MSG(n == 1 && rlx_session_num_outputs(s) == 1, "case %d: %zu outputs", k, n);
+            if (n == 1) {
+                const float *z = out[0]->data;
+                CHECK_MSG(z[0] == 0.0f && z[1] == 2.0f && z[2] == 0.0f, "case %d: z = %g %g %g", k, z[0], z[1], z[2]);
+            }
+            for (size_t i = 0; i < n; i++) rlx_tensor_destroy(out[i]);
+            free(out);
+            rlx_session_destroy(s);
+        }
+        rlx_tensor_destroy(w);
+        rlx_model_destroy(m);
+    }
+}
+
+static void test_null_arrays(void) {
+    rlx_tensor *t = (rlx_tensor *)&t;
+    CHECK_FAILS(rlx_tensor_create(RLX_DTYPE_F32, NULL, 2, &t), RLX_ERR_INVALID_ARGUMENT, "dims is NULL");
+    CHECK(t == NULL);
+    CHECK_FAILS(rlx_tensor_create(RLX_DTYPE_F32, (const int64_t[]){ 2 }, 1, NULL), RLX_ERR_INVALID_ARGUMENT,
+                "output pointer is NULL");
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, NULL, 0, &t)); /* a scalar needs no dims */
+    CHECK(t && t->rank == 0 && t->nbytes == sizeof(float));
+    rlx_tensor_destroy(t);
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return;
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 3, (const int64_t[]){ 2, 3, 4 }, NULL));
+    const char *const x[] = { "x" };
+    const rlx_attr bad[] = {
+        RLX_ATTR_IS("axes", 1, NULL),
+        RLX_ATTR_IS("perm", 3, NULL),
+        RLX_ATTR_FS("value_floats", 2, NULL),
+        { .name = "value_strings", .type = RLX_ATTR_STRINGS, .n = 2, .strings = NULL },
+        { .name = "value_strings", .type = RLX_ATTR_STRINGS, .n = 2, .strings = (const char *const[]){ "a", NULL } },
+    };
+    const char *const ops[] = { "ReduceMax", "Transpose", "Constant", "Constant", "Constant" };
+    const char *const want[] = { "n is 1 but its array is NULL", "n is 3 but its array is NULL", "n is 2 but its array is NULL",
+                                 "n is 2 but its array is NULL", "string 1 is NULL" };
+    for (int k = 0; k < 5; k++) {
+        size_t n_in = strcmp(ops[k], "Constant") ? 1 : 0;
+        CHECK_FAILS(rlx_model_add_node(m, ops[k], NULL, n_in, x, 1, (const char *const[]){ "y" }, 1, &bad[k]),
+                    RLX_ERR_INVALID_ARGUMENT, want[k]);
+    }
+    /* the same lists given: y = ReduceMax(x, axes [1]) builds and finishes */
+    CHECK_OK(rlx_model_add_node(m, "ReduceMax", NULL, 1, x, 1, (const char *const[]){ "y" }, 1,
+                                &RLX_ATTR_IS("axes", 1, (const int64_t[]){ 1 })));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_model_destroy(m);
+}
+
 /* ============================================================ threads */
 
 typedef struct runner {
@@ -475,6 +582,8 @@ int main(void) {
     test_quant_block();
     test_reshape_scalar();
     test_float_to_int();
+    test_failed_node();
+    test_null_arrays();
     rlx_model *m = relu_model();
     CHECK(m != NULL);
     if (m) {

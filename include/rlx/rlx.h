@@ -163,8 +163,9 @@ typedef struct rlx_tensor {
 } rlx_tensor;
 
 /* Creates a zero-filled tensor.
- * dims: rank extents, each >= 0; rank in [0, RLX_MAX_RANK].
- * errors: RLX_ERR_INVALID_ARGUMENT (bad dtype, rank or dim; size overflows),
+ * dims: rank extents, each >= 0; rank in [0, RLX_MAX_RANK] (NULL for rank 0).
+ * errors: RLX_ERR_INVALID_ARGUMENT (bad dtype, rank or dim; size overflows;
+ *         NULL dims of rank > 0 or NULL out_tensor),
  *         RLX_ERR_OUT_OF_MEMORY. */
 RLX_API rlx_status rlx_tensor_create(rlx_dtype dtype, const int64_t *dims, int rank,
                              rlx_tensor **out_tensor);
@@ -359,7 +360,11 @@ RLX_API rlx_status rlx_model_add_initializer(rlx_model *model, const char *name,
  * tests and benchmarks set through this call; a model file cannot.
  * errors: RLX_ERR_UNSUPPORTED (unknown op at the model's opset),
  *         RLX_ERR_INVALID_MODEL (undefined input, duplicate output, bad arity
- *         or attribute) — the message names the node. */
+ *         or attribute) — the message names the node; RLX_ERR_INVALID_ARGUMENT
+ *         (a NULL array, an attribute without a name or value, a list
+ *         attribute of n > 0 values whose array or one of whose strings is
+ *         NULL). A node that fails leaves the model as it was: its output
+ *         names stay free for the next node. */
 RLX_API rlx_status rlx_model_add_node(rlx_model *model, const char *op_type, const char *node_name,
                               size_t n_inputs, const char *const *inputs,
                               size_t n_outputs, const char *const *outputs,

@@ -347,6 +347,10 @@ class Session:
         it raises rlx.Error with status RLX_ERR_CANCELLED."""
         if isinstance(ms, bool) or not isinstance(ms, int):
             raise TypeError(f"run timeout: expected int milliseconds, got {type(ms).__name__}")
+        # ctypes would wrap it into int64_t (2**64 + 1 a 1 ms limit)
+        if not -(1 << 63) <= ms < 1 << 63:
+            raise Error("RLX_ERR_INVALID_ARGUMENT", f"run time limit {ms} ms: expected 0 (none) to 9223372036854, "
+                        "as rlx_session_set_run_timeout")
         _check(_load().rlx_session_set_run_timeout(self._h, ms))
 
     @property

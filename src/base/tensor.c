@@ -50,7 +50,10 @@ static rlx_status tensor_header(rlx_dtype dtype, const int64_t *dims, int rank, 
 }
 
 rlx_status rlx_tensor_create(rlx_dtype dtype, const int64_t *dims, int rank, rlx_tensor **out_tensor) {
+    /* as rlx_tensor_create_strings */
+    if (!out_tensor) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor output pointer is NULL");
     *out_tensor = NULL;
+    if (rank && !dims) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "dims is NULL");
     rlx_tensor *t;
     RLX_TRY(tensor_header(dtype, dims, rank, &t));
     t->data = rlx_alloc_aligned(t->nbytes);

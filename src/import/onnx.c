@@ -986,7 +986,8 @@ static rlx_status import_node_at(const onnx_ctx *c, rlx_graph *g, const Onnx__No
         if (np->name && *np->name) snprintf(name, sizeof name, "%s", np->name);
         else snprintf(name, sizeof name, "%s_%zu", op, index);
         size_t first = g->n_nodes;
-        st = rlx_onnx_contrib_expand(g, contrib, label, name, in, n_in, out, n_out, attrs, n_attrs);
+        st = rlx_onnx_contrib_expand(g, contrib, label, name, in, n_in, out, n_out, attrs, n_attrs,
+                                     c->ld ? c->ld->cfg : NULL);
         /* `rlx info` lists the op as the file wrote it */
         if (!st) st = rlx_graph_mark_source(g, domain, op, np->name, first);
         goto done;

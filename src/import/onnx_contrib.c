@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/op.h"
@@ -67,6 +68,7 @@ struct cx {
     int n_in, n_out;
     const rlx_node_attr *attrs;
     int n_attrs;
+    const struct rlx_config *cfg; /* limits.max_tensor_bytes; NULL: none */
 };
 
 /* ------------------------------------------------------------ attributes */
@@ -1116,6 +1118,14 @@ static rlx_status x_matmul_nbits(cx *c) {
         K <= INT32_MAX && N <= INT32_MAX)
         return matmul_nbits_packed(c, a, S, K, N, bs);
     rlx_tensor *W;
+    /* B of K N bytes (8 bits) or K N / 2 (4 bits, float zero points) becomes
+     * 4 K N (f32): checked as an initializer of that size would be */
+    if (c->cfg) {
+        char what[400];
+        snprintf(what, sizeof what, "%s: B dequantized to %s [%lld,%lld]", c->label, rlx_dtype_name(dt),
+                 (long long)K, (long long)N);
+        RLX_TRY(rlx_limit_check(c->cfg, "limits.max_tensor_bytes", (uint64_t)kn * rlx_dtype_size(dt), what));
+    }
     RLX_TRY(rlx_tensor_create(dt, (int64_t[]){ K, N }, 2, &W));
     const uint8_t *bp = B->data;
     double zdef = (double)(1u << (bits - 1));
@@ -2003,9 +2013,9 @@ void rlx_onnx_contrib_row(size_t i, const char **domain, const char **name, int 
 
 rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, const char *label, const char *name,
                                    const int *in, int n_in, const int *out, int n_out, const rlx_node_attr *attrs,
-                                   int n_attrs) {
+                                   int n_attrs, const struct rlx_config *cfg) {
     cx c = { .g = g, .def = def, .label = label, .name = name, .in = in, .out = out, .n_in = n_in, .n_out = n_out,
-             .attrs = attrs, .n_attrs = n_attrs };
+             .attrs = attrs, .n_attrs = n_attrs, .cfg = cfg };
     if (n_in < def->min_in || (def->max_in >= 0 && n_in > def->max_in))
         return def->max_in < 0 ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected at least %d", label, n_in,
                                           def->min_in)

@@ -19,6 +19,7 @@
 #include "ir/graph.h"
 
 typedef struct rlx_contrib_def rlx_contrib_def;
+struct rlx_config;
 
 /* The contrib op `op` of `domain` ("" or "ai.onnx" for the default
  * domain), or NULL when rlx does not expand it. */
@@ -34,10 +35,12 @@ const rlx_contrib_def *rlx_onnx_contrib_find(const char *domain, const char *op)
  * required attribute missing, values out of the op's range, inputs of the
  * wrong dtype or shape), RLX_ERR_UNSUPPORTED (a form of the op that rlx
  * does not expand, named), and the errors of shape inference of the nodes
- * whose dtypes or shapes the expansion needs. */
+ * whose dtypes or shapes the expansion needs; RLX_ERR_OUT_OF_MEMORY naming
+ * limits.max_tensor_bytes of cfg (NULL: no limit) for a constant the
+ * expansion would compute beyond it (MatMulNBits' dequantized weights). */
 rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, const char *label, const char *name,
                                    const int *in, int n_in, const int *out, int n_out, const rlx_node_attr *attrs,
-                                   int n_attrs);
+                                   int n_attrs, const struct rlx_config *cfg);
 
 /* The catalogue of these ops (rlx/inspect.h rlx_contrib_op_catalog_*):
  * row i (< rlx_onnx_contrib_count()) as its domain, name, since-version

@@ -702,6 +702,32 @@ fail:
     return st;
 }
 
+void rlx_graph_truncate(rlx_graph *g, size_t n_values, size_t n_nodes, size_t n_sources) {
+    for (size_t i = n_nodes; i < g->n_nodes; i++) node_free(&g->nodes[i]);
+    if (n_nodes < g->n_nodes) g->n_nodes = n_nodes;
+    for (size_t i = n_sources; i < g->n_sources; i++) {
+        free(g->sources[i].domain);
+        free(g->sources[i].op);
+        free(g->sources[i].name);
+    }
+    if (n_sources < g->n_sources) g->n_sources = n_sources;
+    if (n_values >= g->n_values) return;
+    for (size_t i = n_values; i < g->n_values; i++) {
+        rlx_value *v = &g->values[i];
+        free(v->name);
+        if (!(v->flags & RLX_VALUE_KONST_BORROWED)) rlx_tensor_destroy(v->konst);
+    }
+    g->n_values = n_values;
+    /* the old table has room for every value left: only its slots change */
+    for (size_t i = 0; i < g->hash_cap; i++) g->hash[i] = -1;
+    for (size_t i = 0; i < g->n_values; i++) {
+        size_t m = g->hash_cap - 1, k = hash_str(g->values[i].name) & m;
+        while (g->hash[k] >= 0) k = (k + 1) & m;
+        g->hash[k] = (int)i;
+    }
+    rlx_graph_update_producers(g);
+}
+
 void rlx_graph_update_producers(rlx_graph *g) {
     for (size_t i = 0; i < g->n_values; i++) g->values[i].producer = -1;
     for (size_t i = 0; i < g->n_nodes; i++)

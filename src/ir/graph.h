@@ -235,6 +235,12 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
 /* Removes dead nodes, keeping order, and renumbers producers. */
 void rlx_graph_compact(rlx_graph *g);
 
+/* Drops the values from n_values on, the nodes from n_nodes on and the
+ * sources from n_sources on (what a failed builder call added), and
+ * rebuilds the name table: the graph is as it was when it had those
+ * counts, as long as nothing older was changed meanwhile. */
+void rlx_graph_truncate(rlx_graph *g, size_t n_values, size_t n_nodes, size_t n_sources);
+
 /* Recomputes value->producer from the nodes. */
 void rlx_graph_update_producers(rlx_graph *g);
 

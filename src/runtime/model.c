@@ -212,6 +212,14 @@ static rlx_status convert_attr(const rlx_attr *a, rlx_node_attr *d) {
     }
     if ((a->type == RLX_ATTR_STRING && !a->s) || (a->type == RLX_ATTR_TENSOR && !a->t))
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s' has no value", a->name);
+    /* a list of n values needs its array (a NULL one was copied as none,
+     * with n kept: the node then read n values from nowhere) */
+    if (a->n && ((a->type == RLX_ATTR_FLOATS && !a->floats) || (a->type == RLX_ATTR_INTS && !a->ints) ||
+                 (a->type == RLX_ATTR_STRINGS && !a->strings)))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s': n is %zu but its array is NULL", a->name, a->n);
+    if (a->type == RLX_ATTR_STRINGS)
+        for (size_t i = 0; i < a->n; i++)
+            if (!a->strings[i]) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s': string %zu is NULL", a->name, i);
     if (a->type == RLX_ATTR_TENSOR) {
         char what[300];
         snprintf(what, sizeof what, "attribute '%.256s'", a->name);
@@ -235,7 +243,6 @@ static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *nod
             return rlx_fail(RLX_ERR_INVALID_MODEL, "node '%s' (%s): input '%s' is not defined", node_name ? node_name : "",
                             op_type, inputs[i]);
     }
-    size_t made = 0;
     for (size_t i = 0; i < n_outputs; i++) {
         if (!outputs[i] || !*outputs[i]) {
             out[i] = -1;
@@ -245,9 +252,7 @@ static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *nod
             return rlx_fail(RLX_ERR_INVALID_MODEL, "node '%s' (%s): output '%s' is already defined",
                             node_name ? node_name : "", op_type, outputs[i]);
         RLX_TRY(rlx_graph_add_value(g, outputs[i], &out[i]));
-        made++;
     }
-    (void)made;
     rlx_node_attr *na = calloc(n_attrs + 1, sizeof *na);
     if (!na) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < n_attrs; i++) {
@@ -276,7 +281,7 @@ static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *nod
         char label[300];
         snprintf(label, sizeof label, "node '%s' (%s)", node_name ? node_name : "", op_type);
         st = rlx_onnx_contrib_expand(g, cd, label, node_name ? node_name : dot + 1, in, (int)n_inputs, out,
-                                     (int)n_outputs, na, (int)n_attrs);
+                                     (int)n_outputs, na, (int)n_attrs, NULL);
         for (size_t i = 0; i < n_attrs; i++) rlx_node_attr_free(&na[i]);
     } else if (!dot) {
         st = rlx_graph_add_node(g, op_type, "", node_name, in, (int)n_inputs, out, (int)n_outputs, na, (int)n_attrs,
@@ -300,8 +305,12 @@ rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *nod
                         node_name ? node_name : "", op_type);
     int *io = malloc((n_inputs + n_outputs + 2) * sizeof *io);
     if (!io) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    /* a node that fails leaves the model as it was: its outputs' names free
+     * for the next try, and none of an expansion's nodes or constants */
+    size_t n_values = m->g->n_values, n_nodes = m->g->n_nodes, n_sources = m->g->n_sources;
     rlx_status st = add_node_io(m, op_type, node_name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs, io,
                                 io + n_inputs + 1);
+    if (st) rlx_graph_truncate(m->g, n_values, n_nodes, n_sources);
     free(io);
     return st;
 }

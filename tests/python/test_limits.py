@@ -191,6 +191,23 @@ expect(["run", arena, "--iters", "0", "--max-arena-bytes", "64K"], 1,
        ["activation arena", "limits.max_arena_bytes = 65536 bytes", "--max-arena-bytes"], "--max-arena-bytes")
 expect(["run", mid, "--max-model-bytes", "16"], 1, ["the model file", "limits.max_model_bytes = 16 bytes"],
        "--max-model-bytes")
+# com.microsoft.MatMulNBits with 8-bit weights: the import dequantizes B (K N bytes) into an f32 K x N
+# constant, 4x the file's bytes (8x with 4-bit weights and float zero points); that constant went past
+# limits.max_tensor_bytes unchecked (B of 1 MiB passed a 2 MiB limit, the f32 matrix of 4 MiB was made)
+nb_k = nb_n = 1024
+nb8 = h.make_model(h.make_graph(
+    [h.make_node("MatMulNBits", ["a", "B", "S"], ["y"], name="nb8", domain="com.microsoft", K=nb_k, N=nb_n, bits=8,
+                 block_size=32)], "nb8", [fvi("a", [1, nb_k])], [fvi("y", [1, nb_n])],
+    [h.make_tensor("B", T.UINT8, [nb_n, nb_k // 32, 32], np.full(nb_k * nb_n, 0x81, np.uint8).tobytes(), raw=True),
+     h.make_tensor("S", T.FLOAT, [nb_n * nb_k // 32], np.full(nb_n * nb_k // 32, 0.01, np.float32).tobytes(), raw=True)]),
+    opset_imports=[h.make_opsetid("", 13), h.make_opsetid("com.microsoft", 1)])
+nb8.ir_version = 8
+nb8_path = os.path.join(TMP, "nb8.onnx")
+onnx.save(nb8, nb8_path)
+expect(["run", nb8_path, "--iters", "0", "--max-tensor-bytes", "2M"], 1,
+       ["node 'nb8' (com.microsoft.MatMulNBits): B dequantized to f32 [1024,1024]", "4194304 bytes",
+        "limits.max_tensor_bytes = 2097152 bytes"], "MatMulNBits bits=8 over --max-tensor-bytes")
+expect(["run", nb8_path, "--iters", "0", "--max-tensor-bytes", "4M"], 0, [], "MatMulNBits bits=8 at the limit")
 
 # Python: options={} reach the same checks
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
