@@ -48,6 +48,9 @@ MAX_THREADS_OPTION = 1 << 20  # the largest value the option cpu.threads takes
 # onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
 _TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
                9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 16: "bfloat16"}
+# numpy types for feeds given as Python lists or numbers (run)
+_NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
+             8: np.object_, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
 
 # The passes option passes.disable can name (src/base/options.c,
 # k_optional_passes); tests/python/test_ort_compat.py checks this list against
@@ -428,6 +431,8 @@ class InferenceSession:
         self._create(providers, provider_options)
         self._meta, declared = self._read_fields()
         self._inputs = _node_args(self.rlx_model.inputs, declared)
+        self._input_np = {i["name"]: _NP_TYPES[i["elem_type"]] for i in self.rlx_model.inputs
+                          if i["elem_type"] in _NP_TYPES}
         self._outputs = _node_args(self.rlx_model.outputs, declared)
         self._overridable = _node_args(self.rlx_model.overridable_initializers, declared)
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
@@ -532,8 +537,19 @@ class InferenceSession:
             raise TypeError(f"input_feed must be a dict of input name -> array, got {type(input_feed).__name__}")
         if ro is not None and ro.terminate:
             raise Error("RLX_ERR_CANCELLED", "run refused: RunOptions.terminate is True (set it False to run)")
+        feed = dict(input_feed)
+        for name, val in feed.items():
+            # a Python list, tuple or number takes the input's declared
+            # element type, as onnxruntime converts it (numpy would make
+            # float64 or int64 of it); arrays keep their own dtype
+            if isinstance(val, (list, tuple, int, float, bool)) and name in self._input_np:
+                try:
+                    feed[name] = np.asarray(val, dtype=self._input_np[name])
+                except (ValueError, TypeError, OverflowError) as e:
+                    raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': the {type(val).__name__} does not "
+                                f"convert to {self._input_np[name]}: {e}") from None
         try:
-            outs = self.rlx_session.run(dict(input_feed), ro)
+            outs = self.rlx_session.run(feed, ro)
         except Error as e:
             if ro is not None and e.status == "RLX_ERR_CANCELLED" and ro.terminate:
                 raise Error(e.status, f"run stopped: RunOptions.terminate was set True ({str(e)[len(e.status) + 2:]})") from None

@@ -386,6 +386,15 @@ y_b = rlx.Session(mb).run(f1)[0]
 C.check(np.array_equal(y_b, rlx.Session(rlx.Model(p1)).run(f1)[0]), "Model(bytes) and Model(path) differ")
 raises(lambda: rlx.Model(b""), rlx.Error, "", "Model(b'')")
 
+# feeds given as Python lists take the inputs' declared types, as
+# onnxruntime converts them (numpy alone would make float64: "has dtype f64")
+sl = rlx.InferenceSession(p1)
+got = sl.run(None, {"x": f1["x"].tolist(), "ids": f1["ids"].tolist()})
+want = sl.run(None, f1)
+C.check(all(np.array_equal(a, b) for a, b in zip(got, want)), "list feeds differ from the arrays' outputs")
+raises(lambda: sl.run(None, {"x": [[["a"] * 6] * 3] * 2, "ids": f1["ids"].tolist()}), rlx.Error,
+       "input 'x'", "a list of strings for a float input")
+
 # the passes SessionOptions may disable are the ones the option accepts
 rc, out, _ = R.run([R.exe("rlx"), "options"])
 text = out.split("passes.disable", 1)[-1].split("\n")[1]  # the line that describes it
