@@ -203,6 +203,30 @@ unpack_base() {
   echo "$1: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
 }
 
+# `rlx bench --device gpu` of each row of $2 (MODEL:INPUT=SHAPE, the models
+# in $MODELS) under each variant of $3 ('default', or options KEY=VALUE, '+'
+# joining several), $4 interleaved rounds; with $5 = 1 the variants after
+# the first only on *_qdq rows. One line a run: "round R MODEL SHAPE
+# VARIANT: " and its plan and GPU-timestamp lines ($1 names the mode).
+variant_rounds() {
+  local tag=$1 rows=$2 variants=$3 rounds=$4 qdq_only=${5:-0} r row m shp v kv opt line first
+  for r in $(seq "$rounds"); do
+    for row in $rows; do
+      m=${row%%:*} shp=${row#*:}
+      [ -f "$MODELS/$m.onnx" ] || { [ "$r" = 1 ] && echo "$tag: no $MODELS/$m.onnx"; continue; }
+      first=1
+      for v in $variants; do
+        if [ $first = 0 ] && [ "$qdq_only" = 1 ]; then case $m in *_qdq) ;; *) continue ;; esac; fi
+        first=0 opt=""
+        [ "$v" = default ] || for kv in $(echo "$v" | tr + ' '); do opt="$opt --option $kv"; done
+        line=$(timeout 120 "$RLX" bench "$MODELS/$m.onnx" --device gpu --shape "$shp" --iters 30 --quiet $opt 2>&1 |
+               grep -E "^plan:|GPU timestamps|error" | tr '\n' ' ')
+        echo "round $r $m $shp $v: $line"
+      done
+    done
+  done
+}
+
 for m in $modes; do
   echo "== mode $m (at $(elapsed) s)"
   case "$m" in
@@ -865,9 +889,9 @@ PYEOF
       } 2>&1 | tee "$OUT/q8prof.txt"
       ;;
     q8ep)
-      # ~7 min: each row's GPU-timestamp median per round, on = today's
-      # plan, off = passes.disable=fuse_qlinear_ew (the chain a dispatch of
-      # its own, as before); dispatch counts from the plan line
+      # ~7 min: each row's GPU-timestamp median per round, "default" = today's
+      # plan, "passes.disable=fuse_qlinear_ew" = the chain a dispatch of its
+      # own, as before (variant_rounds); dispatch counts from the plan line
       {
         timeout 330 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/q8ep_dtypes.json" \
           --models ${Q8EP_MODELS:-resnet50,ppocrv4_det} --qdq ${Q8EP_MODELS:-resnet50,ppocrv4_det} \
@@ -876,19 +900,7 @@ PYEOF
         ls "$MODELS"
         rows="resnet50_qdq:input=1x3x224x224 resnet50_qdq:input=8x3x224x224 resnet50:input=1x3x224x224
               resnet50:input=8x3x224x224 ppocrv4_det_qdq:x=1x3x736x1472 ppocrv4_det:x=1x3x736x1472"
-        for r in $(seq "${Q8EP_ROUNDS:-3}"); do
-          for row in $rows; do
-            m=${row%%:*} shp=${row#*:}
-            [ -f "$MODELS/$m.onnx" ] || { [ "$r" = 1 ] && echo "q8ep: no $MODELS/$m.onnx"; continue; }
-            for mode in on off; do
-              case $m in *_qdq) ;; *) [ $mode = off ] && continue ;; esac
-              opt=""; [ $mode = off ] && opt="--option passes.disable=fuse_qlinear_ew"
-              line=$(timeout 120 "$RLX" bench "$MODELS/$m.onnx" --device gpu --shape "$shp" --iters 30 --quiet $opt 2>&1 |
-                     grep -E "^plan:|GPU timestamps" | tr '\n' ' ')
-              echo "round $r $m $shp $mode: $line"
-            done
-          done
-        done
+        variant_rounds q8ep "$rows" "default passes.disable=fuse_qlinear_ew" "${Q8EP_ROUNDS:-3}" 1
         if [ -f "$MODELS/resnet50_qdq.onnx" ]; then
           echo "-- profile resnet50_qdq b1 (on)"
           timeout 90 "$RLX" bench "$MODELS/resnet50_qdq.onnx" --device gpu --iters 20 --quiet --profile "$OUT/q8ep_resnet50_qdq.json" \
@@ -923,19 +935,9 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
           --skip torch,fp16,accuracy --batches 1 --models-dir "$MODELS" --budget 200 2>&1 | tail -4
         rows=${Q8VAR_ROWS:-"resnet50_qdq:input=1x3x224x224 resnet50:input=1x3x224x224 resnet50_qdq:input=8x3x224x224
               ppocrv4_det_qdq:x=1x3x736x1472 ppocrv4_det:x=1x3x736x1472"}
-        for r in $(seq "${Q8VAR_ROUNDS:-2}"); do
-          for row in $rows; do
-            m=${row%%:*} shp=${row#*:}
-            [ -f "$MODELS/$m.onnx" ] || { [ "$r" = 1 ] && echo "q8var: no $MODELS/$m.onnx"; continue; }
-            for v in ${Q8VAR_VARIANTS:-default gpu.gemm_splitk=0 gpu.gemm_splitk=2 gpu.gemm_target_wg=128 gpu.gemm_target_wg=512}; do
-              opt=""
-              [ "$v" = default ] || for kv in $(echo "$v" | tr + ' '); do opt="$opt --option $kv"; done
-              line=$(timeout 120 "$RLX" bench "$MODELS/$m.onnx" --device gpu --shape "$shp" --iters 30 --quiet $opt 2>&1 |
-                     grep -E "^plan:|GPU timestamps|error" | tr '\n' ' ')
-              echo "round $r $m $shp $v: $line"
-            done
-          done
-        done
+        variant_rounds q8var "$rows" \
+          "${Q8VAR_VARIANTS:-default gpu.gemm_splitk=0 gpu.gemm_splitk=2 gpu.gemm_target_wg=128 gpu.gemm_target_wg=512}" \
+          "${Q8VAR_ROUNDS:-2}"
       } 2>&1 | tee "$OUT/q8var.txt"
       ;;
     cpu16var)

@@ -449,6 +449,14 @@ RLX_NN_K8_KERN(wino_kern3, 3, 0, WK_ST)
 RLX_NN_K8_KERN(wino_kern2, 2, 0, WK_ST)
 RLX_NN_K8_KERN(wino_kern1, 1, 0, WK_ST)
 
+/* M rows c (8 x WN, row stride WN) = panel ap (cin x 8) times V b (cin x
+ * WN) over the nt tiles of a block: the kernel of 16, 32 or 48 columns. */
+static void wino_kern(size_t nt, size_t cin, const float *ap, const float *b, float *c) {
+    if (nt > 32) wino_kern3(cin, ap, b, NULL, c, WN, false, WN);
+    else if (nt > 16) wino_kern2(cin, ap, b, NULL, c, WN, false, WN);
+    else wino_kern1(cin, ap, b, NULL, c, WN, false, WN);
+}
+
 /* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of the
  * pass's tiles [t0, t0 + nt) for the input channels [c0, c1); zeros for t
  * up to WN. A run of tiles ends at the end of its tile row (of its image).
@@ -771,10 +779,7 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
                 const float *ap = j->u + ((e * panels + co0 / WMR + pr) * cin) * WMR;
                 for (size_t bi = 0; bi < nb; bi++) {
                     const float *b = v + bi * vs + e * cin * WN;
-                    float *c = m + bi * ms + (e * WCO + pr * WMR) * WN;
-                    if (nts[bi] > 32) wino_kern3(cin, ap, b, NULL, c, WN, false, WN);
-                    else if (nts[bi] > 16) wino_kern2(cin, ap, b, NULL, c, WN, false, WN);
-                    else wino_kern1(cin, ap, b, NULL, c, WN, false, WN);
+                    wino_kern(nts[bi], cin, ap, b, m + bi * ms + (e * WCO + pr * WMR) * WN);
                 }
             }
         for (size_t bi = 0; bi < nb; bi++) {
@@ -823,12 +828,8 @@ static void wino_gemm_items(void *ctx, size_t i0, size_t i1) {
             const float *ap = j->u + ((e * panels + p) * cin) * WMR;
             size_t g = p * WMR / WCO, pr = p - g * (WCO / WMR);
             for (size_t b = 0; b < j->n_tb; b++) {
-                size_t nt = WBLK(j, b + 1) - WBLK(j, b);
-                const float *bv = j->va + b * vs + e * cin * WN;
-                float *c = j->ma + (b * n_g + g) * gs + (e * WCO + pr * WMR) * WN;
-                if (nt > 32) wino_kern3(cin, ap, bv, NULL, c, WN, false, WN);
-                else if (nt > 16) wino_kern2(cin, ap, bv, NULL, c, WN, false, WN);
-                else wino_kern1(cin, ap, bv, NULL, c, WN, false, WN);
+                wino_kern(WBLK(j, b + 1) - WBLK(j, b), cin, ap, j->va + b * vs + e * cin * WN,
+                          j->ma + (b * n_g + g) * gs + (e * WCO + pr * WMR) * WN);
             }
         }
     }
