@@ -316,7 +316,7 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
 void rlx_nn_wino_force(int path);
 size_t rlx_nn_wino_runs(void);
 /* How many passes of it have run in its phased form (F(2x2) where the
- * pass's groups of tile blocks are fewer than half the threads: the
+ * pass's groups of tile blocks are at most half the threads, from 3: the
  * inputs' transforms, the products and the output transforms as three
  * regions over shared buffers; the same bits). */
 size_t rlx_nn_wino_phased_runs(void);

@@ -90,9 +90,9 @@
  * GEMM path's epilogue (bias, fused residual, activation:
  * rlx_nn_conv_epilogue_block). Passes run one after the other; output
  * channels are split between tasks only when a pass's groups of tile
- * blocks cannot give each thread one. F(2x2) passes with fewer groups than
- * half the threads (ResNet-50's 14x14 and 28x28 maps at 4 and more
- * threads) run phased instead (wino_phased): each range would transform
+ * blocks cannot give each thread one. F(2x2) passes with at most half as
+ * many groups as threads, from 3 threads (ResNet-50's 14x14 maps from 3
+ * threads, its 28x28 maps from 4) run phased instead (wino_phased): each range would transform
  * the same inputs again.
  *
  * At several threads a call of one pass (batch 1; small batches of small
@@ -793,7 +793,7 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
 }
 
 /* The phased form of a pass (F(2x2) where its groups of tile blocks are
- * fewer than half the threads: wino_item's ranges of output channels
+ * at most half the threads, from 3 threads: wino_item's ranges of output channels
  * would each transform their tiles' inputs again, 16 times over on a
  * 14 x 14 map at 16 threads, and the transform and its padding are a fifth
  * of the work at one thread). Three regions over buffers shared by the
@@ -990,7 +990,8 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
             size_t fl = xsf + vm_cap;
             if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, fl * sizeof(float))) &&
                 !(j.xs = own = malloc((fl + 16) * sizeof(float)))) {
-                st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", fl);
+                st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input%s of %zu floats)",
+                                  vm_cap ? " and phased transforms" : "", fl);
                 break;
             }
         }
