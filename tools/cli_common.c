@@ -334,12 +334,13 @@ static const char *const k_limit_flags[][2] = { { "--max-model-bytes", "limits.m
                                                 { "--timeout", "run.timeout_ms" } };
 
 bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const char *command, bool *err) {
-    const char *v = NULL;
+    const char *v = NULL, *flag = "--option";
     char kv[160];
     bool got = cli_opt_value(argc, argv, i, "--option", &v, command, err);
     for (size_t k = 0; !got && k < sizeof k_limit_flags / sizeof k_limit_flags[0]; k++)
         if (cli_opt_value(argc, argv, i, k_limit_flags[k][0], &v, command, err)) {
             got = true;
+            flag = k_limit_flags[k][0]; /* the error names the flag the user gave */
             if (!*err) snprintf(kv, sizeof kv, "%s=%.100s", k_limit_flags[k][1], v), v = kv;
         }
     if (!got) return false;
@@ -350,7 +351,7 @@ bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const cha
         return true;
     }
     if (rlx_options_parse(*opts, v)) {
-        cli_usage_error(command, "--option: %s", rlx_last_error());
+        cli_usage_error(command, "%s: %s", flag, rlx_last_error());
         *err = true;
     }
     return true;

@@ -157,6 +157,11 @@ for args, env, what in (([RLX, "run", huge, "--timeout", "150"], {}, "rlx run --
     C.check(took < 30, "%s: %.1f s" % (what, took))
 rc, out, err = R.run([RLX, "run", "--help"])
 C.check("--timeout MS" in out + err, "rlx run --help names --timeout")
+# a bad value names the flag the user gave (it said '--option: run.timeout_ms=...')
+for flag, key in (("--timeout", "run.timeout_ms"), ("--max-tensor-bytes", "limits.max_tensor_bytes")):
+    rc, out, err = R.run([RLX, "run", huge, flag, "-1"])
+    C.check(rc == 2 and ("%s: %s='-1'" % (flag, key)) in err and "--option" not in err,
+            "rlx run %s -1: rc %d, %s" % (flag, rc, err.strip()[-300:]))
 
 # InferenceSession.run(..., run_options): onnxruntime's RunOptions.terminate
 # set True from another thread stops the run (it raised "rlx has no per-run
