@@ -166,6 +166,61 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 #define GV_ATTR __attribute__((target("avx512f")))
 #define RLX_VBITS 512
 #include "backend/cpu/cpu_sgemm_gemv.h"
+
+/* One vector of C (16 columns, `rows` of them real) of a one-row product
+ * with an unpacked transposed B over kc steps: column j's values are row
+ * j of b (b + j * ldb + p). Each 16 x 16 block of B (16 rows, 16 steps)
+ * is transposed in registers into one vector per step, and the column's
+ * sum is the same chain of fused multiply-adds in k order as gemv1's, so
+ * the same bits. Rows past `rows` are not read (zeros); c holds 16
+ * floats (the caller's tmp past n). */
+/* how far ahead each of the 16 rows is prefetched, in floats (512 B: a
+ * classifier's weights from memory at the packed layout's speed) */
+#define GT_PF 128
+__attribute__((target("avx512f"))) static void gemv_t16_avx512(size_t kc, const float *a, const float *b, size_t ldb,
+                                                               size_t rows, float *c, float alpha, float beta,
+                                                               int upd) {
+    __m512 acc = _mm512_setzero_ps();
+    size_t kc16 = kc / 16 * 16;
+    for (size_t p = 0; p < kc16; p += 16) {
+        __m512 r[16], u[16];
+        for (size_t i = 0; i < 16; i++) r[i] = i < rows ? _mm512_loadu_ps(b + i * ldb + p) : _mm512_setzero_ps();
+        for (size_t i = 0; i < rows; i++) _mm_prefetch((const char *)(b + i * ldb + p + GT_PF), _MM_HINT_T0);
+        /* rows in pairs, then in fours: u[4 g + m]'s 128-bit lane L holds
+         * rows 4g .. 4g + 3 at step 4L + m */
+        for (size_t i = 0; i < 16; i += 2) {
+            u[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+            u[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+        }
+        for (size_t g = 0; g < 16; g += 4) {
+            __m512d lo0 = _mm512_castps_pd(u[g]), hi0 = _mm512_castps_pd(u[g + 1]);
+            __m512d lo1 = _mm512_castps_pd(u[g + 2]), hi1 = _mm512_castps_pd(u[g + 3]);
+            r[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo0, lo1));
+            r[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo0, lo1));
+            r[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi0, hi1));
+            r[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi0, hi1));
+        }
+        /* lanes across the groups: step 4L + m is lane L of r[m], r[4 + m],
+         * r[8 + m], r[12 + m] */
+        __m512 t[16];
+        for (size_t m = 0; m < 4; m++) {
+            __m512 c0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), c1 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
+            __m512 c2 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88);
+            __m512 c3 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+            t[m] = _mm512_shuffle_f32x4(c0, c2, 0x88);
+            t[8 + m] = _mm512_shuffle_f32x4(c0, c2, 0xDD);
+            t[4 + m] = _mm512_shuffle_f32x4(c1, c3, 0x88);
+            t[12 + m] = _mm512_shuffle_f32x4(c1, c3, 0xDD);
+        }
+        for (size_t k = 0; k < 16; k++) acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p + k]), t[k], acc);
+    }
+    for (size_t p = kc16; p < kc; p++) {
+        _Alignas(64) float col[16] = { 0 };
+        for (size_t i = 0; i < rows; i++) col[i] = b[i * ldb + p];
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(col), acc);
+    }
+    gv_upd_avx512(c, acc, alpha, beta, upd);
+}
 #endif
 
 /* The kernels, indexed by rlx_cpu_sgemm_kernel; the one of this process is
@@ -284,6 +339,11 @@ static const sgemm_kernel *kernel_get(void) {
         atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
     }
     return kernel_of(k);
+}
+
+bool rlx_cpu_sgemm_row_streams(bool tb) {
+    rlx_cpu_sgemm_kernel k = rlx_cpu_sgemm_kernel_get();
+    return k == RLX_CPU_SGEMM_AVX512 || (k == RLX_CPU_SGEMM_AVX2 && !tb);
 }
 
 rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void) {
@@ -674,41 +734,80 @@ static bool sgemm_own(const sgemm_args *g) {
     return true;
 }
 
+/* The one row of op(A) at k steps [pc, pc + kc): in place when A is plain
+ * and not transposed, else gathered into av (from A's pack: the row is
+ * lane 0 of its panel, first a multiple of mr). */
+static const float *gemv_a(const sgemm_kernel *kd, const sgemm_args *g, size_t pc, size_t kc, float *av) {
+    if (g->pa) {
+        const float *ap = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first);
+        for (size_t p = 0; p < kc; p++) av[p] = ap[p * kd->mr];
+        return av;
+    }
+    if (!g->ta) return g->a + pc;
+    for (size_t p = 0; p < kc; p++) av[p] = g->a[(pc + p) * g->lda];
+    return av;
+}
+
 /* M = 1 (a GEMV: a classifier's Gemm, a decoder's MatMul at one token)
  * with the AVX2 or AVX-512 kernel, B packed or [k, n] row-major: the tile
  * kernels would compute mr rows for the one (and go through a tile on the
  * stack); this streams B once with eight vectors of columns in flight.
  * The same per-element arithmetic as the tiles (cpu_sgemm_gemv.h), so the
  * same bits. A is read from its pack when it has one (the caller's plain
- * A may then be stale: the conv tests poison it). False (nothing done)
- * for the portable kernel and an unpacked transposed B. */
+ * A may then be stale: the conv tests poison it). An unpacked transposed
+ * B (a classifier's Gemm with transB, whose plan did not pack it: M = 1)
+ * is read 16 rows at a time, transposed in registers (gemv_t16_avx512),
+ * or with AVX2 k block by k block through a panel of eight vectors of
+ * columns in the thread's scratch (pack_panel: the same values in the same
+ * order; about half the packed speed, so plans pack for it:
+ * rlx_cpu_sgemm_row_streams). False (nothing done) for the portable
+ * kernel, or without the scratch. */
 static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
 #if SGEMM_HAVE_AVX2
     int kind = atomic_load_explicit(&g_kernel, memory_order_relaxed);
-    if (g->m != 1 || (g->tb && !g->pb) || (kind != RLX_CPU_SGEMM_AVX2 && kind != RLX_CPU_SGEMM_AVX512)) return false;
+    if (g->m != 1 || (kind != RLX_CPU_SGEMM_AVX2 && kind != RLX_CPU_SGEMM_AVX512)) return false;
     bool wide = kind == RLX_CPU_SGEMM_AVX512;
     size_t vw = wide ? 16 : 8, nr = kd->nr, n = g->n;
+    bool tvec = wide && g->tb && !g->pb; /* gemv_t16_avx512 */
+    float *panel = NULL; /* else an unpacked transposed B's columns, [kc][8 vw] */
+    if (g->tb && !g->pb && !tvec &&
+        !(panel = rlx_scratch_get(RLX_SCRATCH_SGEMM, KC * 8 * vw * sizeof *panel)))
+        return false;
     /* vectors of columns: a packed B's panels are zero-padded to nr (a
-     * multiple of vw), so the last one is read whole and stored through
-     * tmp; a plain B's last columns (fewer than vw) are read one by one */
-    size_t nv = g->pb ? (n + vw - 1) / vw : n / vw;
+     * multiple of vw), and the transposed B's panel to its width, so the
+     * last one is read whole and stored through tmp; a plain B's last
+     * columns (fewer than vw) are read one by one */
+    size_t nv = g->pb || panel ? (n + vw - 1) / vw : n / vw;
     _Alignas(64) float av[KC], tmp[8 * 16];
+    if (tvec) { /* 16 columns at a time over the whole k: 16 rows of B streamed */
+        for (size_t j0 = 0; j0 < n; j0 += 16) {
+            size_t rows = min_sz(16, n - j0);
+            float *c = rows < 16 ? tmp : g->c + j0;
+            if (c == tmp) memcpy(tmp, g->c + j0, rows * sizeof *tmp);
+            for (size_t pc = 0; pc < g->k; pc += KC) {
+                size_t kc = min_sz(KC, g->k - pc);
+                int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
+                gemv_t16_avx512(kc, gemv_a(kd, g, pc, kc, av), g->b + j0 * g->ldb + pc, g->ldb, rows, c, g->alpha,
+                                g->beta, upd);
+            }
+            if (c == tmp) memcpy(g->c + j0, tmp, rows * sizeof *tmp);
+        }
+        return true;
+    }
     for (size_t pc = 0; pc < g->k; pc += KC) {
         size_t kc = min_sz(KC, g->k - pc);
         int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
-        if (g->pa) { /* the row is lane 0 of its packed panel (first is a multiple of mr) */
-            const float *ap = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first);
-            for (size_t p = 0; p < kc; p++) av[p] = ap[p * kd->mr];
-        } else {
-            for (size_t p = 0; p < kc; p++) av[p] = g->ta ? g->a[(pc + p) * g->lda] : g->a[pc + p];
-        }
-        size_t bs = g->pb ? nr : g->ldb;
+        const float *ak = gemv_a(kd, g, pc, kc, av);
         for (size_t v0 = 0; v0 < nv; v0 += 8) {
             size_t cnt = min_sz(8, nv - v0), j0 = v0 * vw;
+            size_t bs = g->pb ? nr : panel ? cnt * vw : g->ldb;
+            if (panel) pack_panel(g->b + j0 * g->ldb + pc, g->ldb, 1, min_sz(cnt * vw, n - j0), cnt * vw, kc, panel);
             const float *bv[8];
             for (size_t v = 0; v < cnt; v++) {
                 size_t j = j0 + v * vw;
-                if (g->pb) {
+                if (panel) {
+                    bv[v] = panel + v * vw;
+                } else if (g->pb) {
                     size_t col = g->pb->first + j;
                     bv[v] = pack_at(g->pb->pack, g->pb->group, pc, col) + col % nr;
                 } else {
@@ -724,21 +823,21 @@ static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
                 memset(tmp + inside, 0, (cnt * vw - inside) * sizeof *tmp);
             }
             if (cnt == 8) {
-                if (wide) gemv8_avx512(kc, av, bv, bs, c, g->alpha, g->beta, upd);
-                else gemv8_avx2(kc, av, bv, bs, c, g->alpha, g->beta, upd);
+                if (wide) gemv8_avx512(kc, ak, bv, bs, c, g->alpha, g->beta, upd);
+                else gemv8_avx2(kc, ak, bv, bs, c, g->alpha, g->beta, upd);
             } else {
                 for (size_t v = 0; v < cnt; v++) {
-                    if (wide) gemv1_avx512(kc, av, bv[v], bs, c + v * vw, g->alpha, g->beta, upd);
-                    else gemv1_avx2(kc, av, bv[v], bs, c + v * vw, g->alpha, g->beta, upd);
+                    if (wide) gemv1_avx512(kc, ak, bv[v], bs, c + v * vw, g->alpha, g->beta, upd);
+                    else gemv1_avx2(kc, ak, bv[v], bs, c + v * vw, g->alpha, g->beta, upd);
                 }
             }
             if (c == tmp) memcpy(g->c + j0, tmp, inside * sizeof *tmp);
         }
         /* a plain B's last n % vw columns: the same chain in scalar fmaf
          * (one rounding, as the vector instruction) */
-        for (size_t j = nv * vw; j < n; j++) {
+        for (size_t j = nv * vw; !panel && j < n; j++) {
             float acc = 0.0f;
-            for (size_t p = 0; p < kc; p++) acc = fmaf(av[p], g->b[(pc + p) * g->ldb + j], acc);
+            for (size_t p = 0; p < kc; p++) acc = fmaf(ak[p], g->b[(pc + p) * g->ldb + j], acc);
             float *cj = g->c + j;
             *cj = upd == UPD_SET ? g->alpha * acc : upd == UPD_BETA ? fmaf(g->beta, *cj, g->alpha * acc)
                                                                     : fmaf(g->alpha, acc, *cj);
