@@ -167,6 +167,7 @@ static rlx_status inputs_init(rlx_session *s) {
 
 rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_session_options *opt,
                                            const rlx_options *options, rlx_session **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_session is NULL");
     *out = NULL;
     if (!model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is NULL");
     if (!model->finished) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is not finished (call rlx_model_finish)");
