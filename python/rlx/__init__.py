@@ -26,6 +26,7 @@ character is refused); string outputs come back as object arrays of str
 from __future__ import annotations
 
 import ctypes
+import numbers
 import os
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
@@ -345,8 +346,10 @@ class Session:
         none); the option run.timeout_ms sets it at creation. Counted from
         the run's turn, compiling a plan for new shapes included; a run past
         it raises rlx.Error with status RLX_ERR_CANCELLED."""
-        if isinstance(ms, bool) or not isinstance(ms, int):
+        # numpy's integers too (np.int64(100)), as SessionOptions.intra_op_num_threads takes them
+        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, numbers.Integral):
             raise TypeError(f"run timeout: expected int milliseconds, got {type(ms).__name__}")
+        ms = int(ms)
         # ctypes would wrap it into int64_t (2**64 + 1 a 1 ms limit)
         if not -(1 << 63) <= ms < 1 << 63:
             raise Error("RLX_ERR_INVALID_ARGUMENT", f"run time limit {ms} ms: expected 0 (none) to 9223372036854, "
@@ -490,6 +493,10 @@ def set_log_callback(fn, level: str = "debug") -> None:
     stderr. fn runs on the thread that logs; an exception it raises is
     printed by ctypes and otherwise ignored."""
     global _log_hook
+    if fn is not None and not callable(fn):
+        # ctypes would call it at the first message and print a TypeError
+        # it then ignores, once per message
+        raise TypeError(f"set_log_callback: fn must be callable or None, got {type(fn).__name__}")
     if level not in LOG_LEVELS:
         raise ValueError("level %r: expected one of %s" % (level, ", ".join(LOG_LEVELS)))
     lib = _load()
