@@ -72,9 +72,14 @@ class GraphOptimizationLevel:
     ORT_ENABLE_ALL = 99
 
 
+_LEVELS = (GraphOptimizationLevel.ORT_DISABLE_ALL, GraphOptimizationLevel.ORT_ENABLE_BASIC,
+           GraphOptimizationLevel.ORT_ENABLE_EXTENDED, GraphOptimizationLevel.ORT_ENABLE_ALL)
+
+
 class SessionOptions:
     """onnxruntime-style session options. What rlx maps:
-      graph_optimization_level  -> passes.disable (see GraphOptimizationLevel)
+      graph_optimization_level  -> passes.disable (see GraphOptimizationLevel; another
+                                   value raises TypeError when set, as onnxruntime)
       intra_op_num_threads > 0  -> cpu.threads (per session: sessions share one
                                    worker pool, each run uses at most its
                                    own count); an int (TypeError for a float,
@@ -106,6 +111,22 @@ class SessionOptions:
         self.enable_profiling = False
         self.optimized_model_filepath = ""
         self._config: Dict[str, str] = {}
+
+    @property
+    def graph_optimization_level(self):
+        return self._graph_optimization_level
+
+    @graph_optimization_level.setter
+    def graph_optimization_level(self, value) -> None:
+        # one of the four levels, as an int or an enum member of
+        # onnxruntime's (its .value); anything else raises TypeError, as
+        # onnxruntime's setter does ("fast" or 12345 ran with every pass on)
+        level = getattr(value, "value", value)
+        if isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Integral) or level not in _LEVELS:
+            raise TypeError(f"SessionOptions.graph_optimization_level: expected a GraphOptimizationLevel "
+                            f"(ORT_DISABLE_ALL 0, ORT_ENABLE_BASIC 1, ORT_ENABLE_EXTENDED 2, ORT_ENABLE_ALL 99), got "
+                            f"{type(value).__name__} {value!r}")
+        self._graph_optimization_level = value
 
     @property
     def intra_op_num_threads(self) -> int:

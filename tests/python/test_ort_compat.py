@@ -155,6 +155,19 @@ for level in ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_ALL"):
     reports[level] = sess.rlx_session.dispatch_report
 C.check(reports["ORT_DISABLE_ALL"] != reports["ORT_ENABLE_ALL"], "the optimisation level changed nothing:\n"
         + reports["ORT_DISABLE_ALL"])
+# a value that is no level is refused when set, as onnxruntime's setter
+# refuses it (these ran with every pass on)
+for bad in ("fast", 12345, 3, -1, 1.0, True, None):
+    so_rlx = rlx.SessionOptions()
+    try:
+        so_rlx.graph_optimization_level = bad
+        C.check(False, "graph_optimization_level = %r accepted" % (bad,))
+    except TypeError as e:
+        C.check("GraphOptimizationLevel" in str(e) and repr(bad) in str(e), "graph_optimization_level = %r: %s" % (bad, e))
+    C.check(so_rlx.graph_optimization_level == rlx.GraphOptimizationLevel.ORT_ENABLE_ALL,
+            "a refused level changed the setting to %r" % so_rlx.graph_optimization_level)
+so_rlx.graph_optimization_level = np.int64(1)
+C.check(so_rlx.rlx_options().get("passes.disable", "").startswith("fuse_"), "np.int64(1): %r" % so_rlx.rlx_options())
 compare("convnet (an rlx config entry)", p3, f3, atol=1e-5, rtol=1e-5, rlx_options={"debug.dump_ir": "0"})
 
 # ---------------------------------------------------------------- the real model
