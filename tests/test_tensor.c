@@ -1576,6 +1576,12 @@ static void test_depth_space_reverse(void) {
     rlx_tensor *x = rand_any(RLX_DTYPE_F32, 4, xd);
     rlx_attr b2 = RLX_ATTR_I("blocksize", 2);
     check_fails("depthtospace channels", "DepthToSpace", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &b2, "divisible");
+    /* a blocksize above the bound is named as such (the message said 'must be >= 1' of 2^40) */
+    rlx_attr bhuge = RLX_ATTR_I("blocksize", 1LL << 40), bzero = RLX_ATTR_I("blocksize", 0);
+    check_fails("spacetodepth huge blocksize", "SpaceToDepth", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &bhuge,
+                "blocksize 1099511627776 is outside [1, 1048576]");
+    check_fails("depthtospace zero blocksize", "DepthToSpace", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &bzero,
+                "blocksize 0 is outside [1, 1048576]");
     rlx_tensor_destroy(x);
 
     /* ReverseSequence: doc examples, time-major and batch-major */

@@ -1053,7 +1053,7 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
 static rlx_status infer_depth_space(rlx_infer_ctx *c, bool to_space) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     int64_t b = rlx_param_int(c->n, "blocksize");
-    if (b < 1 || b > (1 << 20)) return rlx_ictx_fail(c, "blocksize %lld must be >= 1", (long long)b);
+    if (b < 1 || b > (1 << 20)) return rlx_ictx_fail(c, "blocksize %lld is outside [1, 1048576]", (long long)b);
     if (to_space && c->n->version >= 11) {
         const char *m = rlx_param_str(c->n, "mode");
         if (strcmp(m, "DCR") != 0 && strcmp(m, "CRD") != 0) return rlx_ictx_fail(c, "mode '%s' is not DCR or CRD", m);
