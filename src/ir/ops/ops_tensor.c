@@ -924,7 +924,7 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
     if (dep->konst) {
         if (rlx_tensor_numel(dep->konst) != 1 || !rlx_konst_scalar(dep, &dv))
             return rlx_ictx_fail(c, "depth must be a numeric scalar");
-        if (!(dv >= 1 && dv < 4.0e18)) return rlx_ictx_fail(c, "depth %g must be positive", dv);
+        if (!(dv >= 1 && dv < 4.0e18)) return rlx_ictx_fail(c, "depth %g is outside [1, 4e18)", dv);
         depth = (int64_t)dv;
     }
     o.rank = r;
