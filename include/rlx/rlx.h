@@ -225,8 +225,9 @@ typedef struct rlx_model rlx_model;
 RLX_API rlx_status rlx_model_load_onnx(const char *path, rlx_model **out_model);
 
 /* As rlx_model_load_onnx, from bytes in memory (not kept: the model owns
- * its tensors). base_dir is where external data is looked up (NULL:
- * external data is refused with RLX_ERR_INVALID_ARGUMENT). The limits.*
+ * its tensors). base_dir is where external data is looked up ("": the
+ * current folder; NULL: external data is refused with
+ * RLX_ERR_INVALID_ARGUMENT). The limits.*
  * options take their variables or defaults. Messages start with
  * "<memory>". */
 RLX_API rlx_status rlx_model_load_onnx_memory(const void *data, size_t size,
