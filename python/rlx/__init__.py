@@ -143,7 +143,20 @@ def _load():
     global _lib
     if _lib is not None:
         return _lib
-    lib = ctypes.CDLL(library_path())
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        # the loader's message names the file only: say where the path came
+        # from and what sets it
+        if os.environ.get("RLX_LIBRARY"):
+            where = "RLX_LIBRARY names it"
+        elif path == "librlx.so":
+            where = ("no librlx.so inside the package or in build/ of this checkout, so the loader path was "
+                     "searched: build rlx (cmake --build build) or set RLX_LIBRARY to the librlx.so to use")
+        else:
+            where = "set RLX_LIBRARY to load another"
+        raise OSError(f"rlx: cannot load the library {path!r} ({where}): {e}") from None
     P, S, I, SZ = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t
     sigs = {
         "rlx_last_error": ([], S), "rlx_status_name": ([I], S),

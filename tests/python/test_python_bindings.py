@@ -189,4 +189,13 @@ if m and os.path.exists(demo_model) and adapters:
 elif m:
     print("README example skipped: it needs %s and a GPU adapter" % demo_model)
 
+# a library that cannot be loaded: the error says where its path came from
+# (the loader's message named the file only)
+env = dict(os.environ, PYTHONPATH=os.path.join(R.ROOT, "python"), RLX_LIBRARY=os.path.join(tempfile.gettempdir(),
+                                                                                           "no-such-librlx.so"))
+p = subprocess.run([sys.executable, "-c", "import rlx\ntry:\n    rlx.version()\nexcept OSError as e:\n    print(e)"],
+                   env=env, capture_output=True, text=True, timeout=120)
+C.check(p.returncode == 0 and "cannot load the library" in p.stdout and "RLX_LIBRARY names it" in p.stdout
+        and "no-such-librlx.so" in p.stdout, "RLX_LIBRARY missing: exit %d, %r %r" % (p.returncode, p.stdout, p.stderr))
+
 C.done()
