@@ -901,6 +901,11 @@ static rlx_status check_timeout(int64_t timeout_ms, int64_t least) {
  * turn_end undoes both and unlocks. */
 static rlx_status turn_begin(rlx_session *s, const rlx_run_options *ro, int *prev) {
     uint64_t seen = rlx_run_ctl_enter(&s->stopper);
+    rlx_status refused = rlx_run_ctl_refuse(&s->stopper, ro);
+    if (refused) {
+        *prev = -1; /* never had the session (turn_end) */
+        return refused;
+    }
     if (ro) {
         /* a run with options waits in 1 ms slices, so that their terminate
          * flag stops it while another run has the session (a plain lock
