@@ -10,8 +10,9 @@ The library is found through the RLX_LIBRARY environment variable, else next
 to this package in a build folder (build/librlx.so), else on the loader path.
 Errors raise rlx.Error with the library's message (it names the node and op);
 arguments of the wrong Python type raise TypeError. Inputs are passed in C
-order and native byte order (others are converted); bfloat16 outputs come
-back as float32 (exact).
+order and native byte order (others are converted); bfloat16 inputs take
+ml_dtypes.bfloat16 arrays (onnx's type for them), bfloat16 outputs come back
+as float32 (exact).
 
 rlx.InferenceSession (python/rlx/_ort.py) offers onnxruntime's InferenceSession
 calls over the same library: InferenceSession(path_or_bytes, sess_options,
@@ -44,7 +45,7 @@ _DTYPES = {  # rlx_dtype (ONNX TensorProto numbering) <-> numpy
     9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
 }
 _NP_TO_DTYPE = {np.dtype(v): k for k, v in _DTYPES.items()}
-_BF16 = 16  # outputs only: returned as float32 (inputs of this dtype cannot be fed from numpy)
+_BF16 = 16  # outputs are returned as float32; inputs take ml_dtypes.bfloat16 arrays (numpy has no bfloat16)
 _STRING = 8  # rlx_dtype STRING: one const char * per element
 
 
@@ -420,12 +421,15 @@ class Session:
                 a = a.copy(order="C")
             if a.dtype.byteorder == ">" or (a.dtype.byteorder == "<" and not np.little_endian):
                 a = a.astype(a.dtype.newbyteorder("="))  # rlx takes native byte order
-            if a.dtype not in _NP_TO_DTYPE:
+            # ml_dtypes.bfloat16 (onnx's numpy type for tensor(bfloat16)): the
+            # same 2-byte pattern as rlx's bf16; it was refused as an unknown dtype
+            bf16 = a.dtype.name == "bfloat16" and a.dtype.itemsize == 2
+            if a.dtype not in _NP_TO_DTYPE and not bf16:
                 raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': numpy dtype {a.dtype} is not supported")
             if a.ndim > MAX_RANK:
                 raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': rank {a.ndim} > {MAX_RANK}")
             t = _Tensor()
-            t.dtype = _NP_TO_DTYPE[a.dtype]
+            t.dtype = _BF16 if bf16 else _NP_TO_DTYPE[a.dtype]
             t.rank = a.ndim
             for i, d in enumerate(a.shape):
                 t.dims[i] = d

@@ -189,6 +189,39 @@ if m and os.path.exists(demo_model) and adapters:
 elif m:
     print("README example skipped: it needs %s and a GPU adapter" % demo_model)
 
+# a bfloat16 input takes ml_dtypes.bfloat16 arrays (onnx's numpy type for
+# it; refused as 'numpy dtype bfloat16 is not supported' before), C order or
+# not; outputs of bfloat16 come back as float32, exact
+try:
+    import ml_dtypes
+except ImportError:
+    ml_dtypes = None
+if ml_dtypes is not None:
+    from onnx import TensorProto as TP
+    gb = onnx.helper.make_graph(
+        [onnx.helper.make_node("Cast", ["xb"], ["yf"], to=TP.FLOAT), onnx.helper.make_node("Identity", ["xb"], ["zb"])],
+        "bf16", [onnx.helper.make_tensor_value_info("xb", TP.BFLOAT16, [2, 3])],
+        [onnx.helper.make_tensor_value_info("yf", TP.FLOAT, [2, 3]),
+         onnx.helper.make_tensor_value_info("zb", TP.BFLOAT16, [2, 3])])
+    sb = rlx.Session(rlx.Model(onnx.helper.make_model(gb, opset_imports=[onnx.helper.make_opsetid("", 21)])
+                               .SerializeToString()))
+    xb = np.array([[1.5, -2.25, 3e38], [1e-40, np.inf, np.nan]], np.float32).astype(ml_dtypes.bfloat16)
+    for label, feed in (("C order", xb), ("reversed columns", xb[:, ::-1])):
+        try:
+            yf, zb = sb.run({"xb": feed})
+            want = feed.astype(np.float32)
+            C.check(yf.dtype == np.float32 and np.array_equal(yf, want, equal_nan=True)
+                    and np.array_equal(zb, want, equal_nan=True), "bfloat16 input (%s): %r %r" % (label, yf, zb))
+        except rlx.Error as e:
+            C.check(False, "bfloat16 input (%s): %s" % (label, e))
+    try:
+        sb.run({"xb": xb.astype(np.float32)})
+        C.check(False, "a float32 array for a bfloat16 input was accepted")
+    except rlx.Error as e:
+        C.check("expects bf16" in str(e), "float32 for bfloat16: %s" % e)
+else:
+    print("ml_dtypes not installed: the bfloat16 input check skipped")
+
 # a library that cannot be loaded: the error says where its path came from
 # (the loader's message named the file only)
 env = dict(os.environ, PYTHONPATH=os.path.join(R.ROOT, "python"), RLX_LIBRARY=os.path.join(tempfile.gettempdir(),
