@@ -20,9 +20,11 @@ providers=["WebGpuExecutionProvider", "CPUExecutionProvider"]),
 get_inputs()/get_outputs(), run(output_names, feeds), get_modelmeta().
 
 String tensors (ONNX tensor(string)): feed a numpy array of str ('<U') or
-bytes ('S'), or an object array of str/bytes (str is encoded as UTF-8; a NUL
-character is refused); string outputs come back as object arrays of str
-(decoded as UTF-8, undecodable bytes kept as surrogate escapes).
+bytes ('S'), or an object array of str/bytes (str is encoded as UTF-8,
+surrogate escapes as the bytes they stand for; a NUL character is refused);
+string outputs come back as object arrays of str (decoded as UTF-8,
+undecodable bytes kept as surrogate escapes, so an output fed back in gives
+the same bytes).
 """
 from __future__ import annotations
 
@@ -54,7 +56,14 @@ def _string_elements(a: np.ndarray, name: str):
     out = []
     for v in a.reshape(-1).tolist():
         if isinstance(v, str):
-            v = v.encode()
+            # surrogate escapes back to their bytes, as string outputs decode
+            # bytes that are not UTF-8 (an output fed back in raised a bare
+            # UnicodeEncodeError); another lone surrogate has no bytes
+            try:
+                v = v.encode("utf-8", errors="surrogateescape")
+            except UnicodeEncodeError as e:
+                raise ValueError(f"input '{name}': string element {v!r} is not encodable as UTF-8 ({e.reason} at "
+                                 f"position {e.start})") from None
         if not isinstance(v, bytes):
             raise TypeError(f"input '{name}': string tensor elements must be str or bytes, got {type(v).__name__}")
         if b"\0" in v:
