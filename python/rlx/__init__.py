@@ -112,13 +112,23 @@ class _SessionOptions(ctypes.Structure):  # rlx_session_options, field for field
     _fields_ = [("device", ctypes.c_char_p), ("gpu_conv_direct", ctypes.c_bool), ("gpu_f16", ctypes.c_bool)]
 
 
+def _name(raw: bytes) -> str:
+    """A name from the library (a graph input or output, a symbolic dim) as
+    str: UTF-8, with bytes that are not UTF-8 as surrogate escapes (a model
+    file may hold any bytes there), which _c_string turns back into them."""
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
 def _c_string(value, what: str) -> bytes:
     """value (str, bytes or a path) as a NUL-terminated C string; a NUL
     inside would cut it short where C reads it, so it is refused."""
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if isinstance(value, str):
-        value = os.fsencode(value) if what == "path" else value.encode()
+        try:
+            value = os.fsencode(value) if what == "path" else value.encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"{what} {value!r} is not encodable as UTF-8 ({e.reason} at position {e.start})") from None
     if not isinstance(value, bytes):
         raise TypeError(f"{what} must be a str, got {type(value).__name__}")
     if b"\0" in value:
@@ -244,9 +254,9 @@ def _check(status: int) -> None:
 def _info(v: _ValueInfo) -> dict:
     dims = []
     for i in range(max(v.rank, 0)):
-        dims.append(v.dims[i] if v.dims[i] >= 0 else (v.dim_names[i].decode() if v.dim_names[i] else None))
+        dims.append(v.dims[i] if v.dims[i] >= 0 else (_name(v.dim_names[i]) if v.dim_names[i] else None))
     dt = np.dtype(_DTYPES[v.dtype]) if v.dtype in _DTYPES else (np.dtype(object) if v.dtype == _STRING else None)
-    return {"name": v.name.decode(), "dtype": dt, "elem_type": v.dtype,  # elem_type: ONNX TensorProto number
+    return {"name": _name(v.name), "dtype": dt, "elem_type": v.dtype,  # elem_type: ONNX TensorProto number
             "shape": dims if v.rank >= 0 else None}
 
 
@@ -382,7 +392,7 @@ class Session:
     @property
     def output_names(self) -> List[str]:
         lib = _load()
-        return [lib.rlx_session_output_name(self._h, i).decode() for i in range(lib.rlx_session_num_outputs(self._h))]
+        return [_name(lib.rlx_session_output_name(self._h, i)) for i in range(lib.rlx_session_num_outputs(self._h))]
 
     @property
     def device_name(self) -> str:
@@ -479,7 +489,7 @@ class Session:
                     result.append(arr)
                 else:
                     name = lib.rlx_session_output_name(self._h, i)
-                    raise Error("RLX_ERR_UNSUPPORTED", f"output {i} ('{name.decode() if name else '?'}') has rlx "
+                    raise Error("RLX_ERR_UNSUPPORTED", f"output {i} ('{_name(name) if name else '?'}') has rlx "
                                 f"dtype {t.dtype}, which has no numpy equivalent")
         finally:
             for i in range(n_out.value):

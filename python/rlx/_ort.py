@@ -235,6 +235,12 @@ def _text(v) -> str:
     return bytes(v).decode("utf-8", errors="replace")
 
 
+def _name_text(v) -> str:
+    # as rlx.Model names values (rlx._name), so that the declared shapes
+    # are found by the names of bytes that are not UTF-8 too
+    return bytes(v).decode("utf-8", errors="surrogateescape")
+
+
 def _declared_shape(value_info):
     """The dims a graph input/output's ValueInfoProto declares (1 name, 2
     TypeProto: 1 tensor_type: 2 shape: 1 dim: 1 dim_value | 2 dim_param):
@@ -242,7 +248,7 @@ def _declared_shape(value_info):
     name, dims = "", None
     for f, w, v in _fields(value_info):
         if w == 2 and f == 1:
-            name = _text(v)
+            name = _name_text(v)
         elif w == 2 and f == 2:
             for tf, tw, tv in _fields(v):
                 if tf != 1 or tw != 2:
@@ -257,7 +263,7 @@ def _declared_shape(value_info):
                                     if xf == 1 and xw == 0:
                                         dim = xv
                                     elif xf == 2 and xw == 2:
-                                        dim = _text(xv)
+                                        dim = _name_text(xv)
                                 dims.append(dim)
     return name, dims
 

@@ -222,6 +222,34 @@ if ml_dtypes is not None:
 else:
     print("ml_dtypes not installed: the bfloat16 input check skipped")
 
+# names that are not UTF-8 (a model file may hold any bytes; rlx and its
+# command line take them): bindings name them with surrogate escapes, and
+# those names feed and select (Model.inputs raised UnicodeDecodeError)
+gn = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["xQQ"], ["yQQ"])], "names",
+                            [onnx.helper.make_tensor_value_info("xQQ", onnx.TensorProto.FLOAT, ["nQQ"])],
+                            [onnx.helper.make_tensor_value_info("yQQ", onnx.TensorProto.FLOAT, ["nQQ"])])
+raw_model = onnx.helper.make_model(gn, opset_imports=[onnx.helper.make_opsetid("", 13)]).SerializeToString()
+raw_model = raw_model.replace(b"QQ", b"\xff\xfe")
+try:
+    mn = rlx.Model(raw_model)
+    C.check(mn.inputs[0]["name"] == "x\udcff\udcfe" and mn.inputs[0]["shape"] == ["n\udcff\udcfe"],
+            "non-UTF-8 input: %r" % mn.inputs)
+    (yn,) = rlx.Session(mn).run({"x\udcff\udcfe": np.array([-1, 2], np.float32)})
+    C.check(list(yn) == [0, 2], "non-UTF-8 names: run %r" % yn)
+    isn = rlx.InferenceSession(raw_model)
+    ia, oa = isn.get_inputs()[0], isn.get_outputs()[0]
+    C.check(ia.name == "x\udcff\udcfe" and ia.shape == ["n\udcff\udcfe"] and oa.name == "y\udcff\udcfe",
+            "InferenceSession metadata: %r %r" % (ia, oa))
+    (yo,) = isn.run([oa.name], {ia.name: np.array([3, -4], np.float32)})
+    C.check(list(yo) == [3, 0], "InferenceSession run by those names: %r" % yo)
+except (UnicodeError, rlx.Error) as e:
+    C.check(False, "a model with non-UTF-8 names: %s: %s" % (type(e).__name__, e))
+try:
+    rlx.Session(rlx.Model(raw_model)).run({"\ud800": np.zeros(2, np.float32)})
+    C.check(False, "an input name with a lone surrogate was accepted")
+except ValueError as e:
+    C.check("input name" in str(e) and "UTF-8" in str(e), "lone surrogate name: %s" % e)
+
 # a library that cannot be loaded: the error says where its path came from
 # (the loader's message named the file only)
 env = dict(os.environ, PYTHONPATH=os.path.join(R.ROOT, "python"), RLX_LIBRARY=os.path.join(tempfile.gettempdir(),
