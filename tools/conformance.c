@@ -734,7 +734,8 @@ int rlx_cli_conformance(int argc, char **argv) {
         }
     }
     if (!r.root) {
-        usage(stderr);
+        fprintf(stderr, "rlx: error: conformance: no ROOT given (the suite's folder, e.g. "
+                        "third_party/onnx/backend-test-data; see 'rlx conformance --help')\n");
         return 2;
     }
     if (update && !expected) {

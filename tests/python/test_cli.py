@@ -89,6 +89,7 @@ usage_error(["run", "m.onnx", "--shape", "x=1x1099511627777"], "dim 1 (109951162
 usage_error(["run", "m.onnx", "--output-dir="], "--output-dir is empty", "empty --output-dir")
 usage_error(["run", "a.onnx", "b.onnx"], "unexpected argument 'b.onnx'", "two models")
 usage_error(["info"], "no model given", "info without a model")
+usage_error(["conformance"], "conformance: no ROOT given", "conformance without ROOT")  # printed the usage alone
 usage_error(["info", "a.onnx", "b.onnx"], "unexpected argument", "info with two models")
 usage_error(["info", "a.onnx", "--dump"], "unknown option '--dump'", "info with an unknown option")
 usage_error(["devices", "extra"], "unexpected argument 'extra'", "devices with an argument")
