@@ -336,8 +336,17 @@ def _provider_list(providers, provider_options) -> List[tuple]:
         providers = [CPU]
     if isinstance(providers, (str, bytes)) or not isinstance(providers, Sequence):
         raise TypeError(f"providers must be a list of provider names, got {type(providers).__name__}")
-    if provider_options is not None and len(provider_options) != len(providers):
-        raise ValueError("provider_options must have one dict per provider")
+    if provider_options is not None:
+        # as onnxruntime: a sequence of dicts (a dict, None or a list of
+        # pairs raised KeyError, TypeError or dict()'s ValueError)
+        if isinstance(provider_options, (str, bytes, Mapping)) or not isinstance(provider_options, Sequence):
+            raise TypeError(f"provider_options must be a list of dicts, one per provider, got "
+                            f"{type(provider_options).__name__}")
+        if len(provider_options) != len(providers):
+            raise ValueError("provider_options must have one dict per provider")
+        for i, po in enumerate(provider_options):
+            if not isinstance(po, Mapping):
+                raise TypeError(f"provider_options[{i}] must be a dict of options, got {type(po).__name__}")
     out = []
     for i, p in enumerate(providers):
         opts = dict(provider_options[i]) if provider_options is not None else {}

@@ -234,6 +234,16 @@ raises(lambda: sess.run(["y", "nope"], f1), rlx.Error, "nope", "unknown output n
 raises(lambda: sess.run(None, {"x": f1["x"]}), rlx.Error, "ids", "missing input")
 raises(lambda: rlx.InferenceSession(b"\x08\x07junk"), rlx.Error, "<memory>", "corrupt bytes")
 C.check(sess.run([], f1)[1].tolist() == (f1["ids"] ** 2).tolist(), "run([]) returns every output")
+# provider_options must be a list of dicts, as onnxruntime says (a dict,
+# None or a list of pairs raised KeyError, TypeError or dict()'s ValueError)
+for po, needle in (({"cpu.threads": "1"}, "must be a list of dicts"), ([None], "provider_options[0] must be a dict"),
+                   (["abc"], "provider_options[0] must be a dict"), ([[("cpu.threads", "1")]], "must be a dict"),
+                   (5, "must be a list of dicts")):
+    raises(lambda: rlx.InferenceSession(p1, providers=["CPUExecutionProvider"], provider_options=po), TypeError,
+           needle, "provider_options=%r" % (po,))
+s = rlx.InferenceSession(p1, providers=["CPUExecutionProvider"], provider_options=({"cpu.threads": 2},))
+C.check(s.get_provider_options() == {"CPUExecutionProvider": {"cpu.threads": "2"}}, "a tuple of one dict: %r"
+        % s.get_provider_options())
 if GPU:
     s = rlx.InferenceSession(p1, providers=[("WebGpuExecutionProvider", {"device_id": 0, "gpu.f16": True})])
     C.check(s.get_provider_options()["WebGpuExecutionProvider"] == {"device_id": "0", "gpu.f16": "1"},
