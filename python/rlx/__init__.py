@@ -272,6 +272,8 @@ class Model:
         self._h = ctypes.c_void_p()
         self.path = None
         if isinstance(model, (bytes, bytearray, memoryview)):
+            if isinstance(model, memoryview) and not model.contiguous:
+                model = model.tobytes()  # a strided view (np.frombuffer raised BufferError), as InferenceSession copies it
             data = np.frombuffer(model, dtype=np.uint8)  # no copy; kept alive for the call
             c_dir = _c_string(base_dir, "path") if base_dir is not None else None
             _check(lib.rlx_model_load_onnx_memory(data.ctypes.data if data.size else None, data.size, c_dir,

@@ -250,6 +250,15 @@ try:
 except ValueError as e:
     C.check("input name" in str(e) and "UTF-8" in str(e), "lone surrogate name: %s" % e)
 
+# a model's bytes through a strided memoryview load as the same bytes
+# (np.frombuffer raised BufferError; InferenceSession copied them)
+spread = np.zeros(2 * len(raw_model), np.uint8)
+spread[::2] = np.frombuffer(raw_model, np.uint8)
+try:
+    C.check(rlx.Model(memoryview(spread[::2])).inputs[0]["name"] == "x\udcff\udcfe", "strided memoryview model")
+except (BufferError, rlx.Error) as e:
+    C.check(False, "a model from a strided memoryview: %s: %s" % (type(e).__name__, e))
+
 # a library that cannot be loaded: the error says where its path came from
 # (the loader's message named the file only)
 env = dict(os.environ, PYTHONPATH=os.path.join(R.ROOT, "python"), RLX_LIBRARY=os.path.join(tempfile.gettempdir(),
