@@ -27,6 +27,7 @@ static void print_help(FILE *f) {
             "                         gpu:N (the N-th adapter of 'rlx devices')\n"
             "  --input NAME=FILE.npy  feed graph input NAME from a .npy file (repeatable);\n"
             "                         its dtype must be the one the model declares\n"
+            "                         (f32 for a bfloat16 input: rounded to nearest even)\n"
             "  --shape NAME=DIMS      shape of a generated input, e.g. x=1x3x224x224\n"
             "                         (repeatable); needed for symbolic dims other than 1\n"
             "  --seed S               seed of the generated inputs (0 to 2^63-1, default 0)\n"
