@@ -858,6 +858,18 @@ static void test_external_data(void) {
     CHECK(m == NULL);
     CHECK_OK(rlx_model_load_onnx_memory(buf, size, g_dir, &m));
     rlx_model_destroy(m);
+    /* base_dir "" is the current folder (it looked for "/weights.bin") */
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) && chdir(g_dir) == 0) {
+        m = NULL;
+        CHECK_OK(rlx_model_load_onnx_memory(buf, size, "", &m));
+        if (m) {
+            int id = rlx_graph_find(m->g, "w");
+            CHECK(id >= 0 && m->g->values[id].konst && memcmp(m->g->values[id].konst->data, w, sizeof w) == 0);
+        }
+        rlx_model_destroy(m);
+        CHECK(chdir(cwd) == 0);
+    }
     free(buf);
 
     /* refused locations, bad numbers, short or missing files */

@@ -6,6 +6,8 @@
  * steps and values, model inspection, the op catalogue, half conversions. */
 #include "test.h"
 
+#include <unistd.h>
+
 /* x[batch,3,8,8] -> Conv(4x3x3x3, pads 1) -> Relu -> Reshape [batch,256] = y;
  * Sigmoid(relu) = z. */
 static rlx_model *make_model(void) {
@@ -403,8 +405,46 @@ static void test_add_input_dims(void) {
     rlx_model_destroy(m);
 }
 
+/* NULL out-pointers and names are refused as the other calls refuse them
+ * (rlx_session_create with out NULL and rlx_tensor_load_npy with
+ * out_tensor NULL crashed; an initializer without a name was added under
+ * a generated name nothing could read). */
+static void test_null_arguments(void) {
+    rlx_model *m = make_model();
+    CHECK_FAILS(rlx_session_create(m, NULL, NULL), RLX_ERR_INVALID_ARGUMENT, "out_session is NULL");
+    CHECK_FAILS(rlx_session_create_with_options(m, NULL, NULL, NULL), RLX_ERR_INVALID_ARGUMENT,
+                "out_session is NULL");
+    rlx_model_destroy(m);
+    int64_t d[1] = { 3 };
+    rlx_tensor *t = test_tensor_random(RLX_DTYPE_F32, 1, d, -1, 1), *back = NULL;
+    char path[64];
+    snprintf(path, sizeof path, "test_public_api_%d.npy", (int)getpid());
+    CHECK_OK(rlx_tensor_save_npy(t, path));
+    CHECK_FAILS(rlx_tensor_load_npy(path, NULL), RLX_ERR_INVALID_ARGUMENT, "out_tensor is NULL");
+    CHECK_FAILS(rlx_tensor_load_npy(NULL, &back), RLX_ERR_INVALID_ARGUMENT, "path or out_tensor is NULL");
+    CHECK(back == NULL);
+    CHECK_OK(rlx_tensor_load_npy(path, &back));
+    CHECK(back && back->nbytes == t->nbytes && memcmp(back->data, t->data, t->nbytes) == 0);
+    rlx_tensor_destroy(back);
+    remove(path);
+    rlx_adapter_info *ai = NULL;
+    size_t na = 0;
+    CHECK_FAILS(rlx_adapters_list(NULL, &na), RLX_ERR_INVALID_ARGUMENT, "NULL output pointer");
+    CHECK_FAILS(rlx_adapters_list(&ai, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL output pointer");
+    CHECK_OK(rlx_model_create(13, &m));
+    CHECK_FAILS(rlx_model_add_initializer(m, NULL, t), RLX_ERR_INVALID_ARGUMENT, "initializer name is empty");
+    CHECK_FAILS(rlx_model_add_initializer(m, "", t), RLX_ERR_INVALID_ARGUMENT, "initializer name is empty");
+    CHECK_OK(rlx_model_add_initializer(m, "w", t));
+    rlx_model_summary sum;
+    CHECK_OK(rlx_model_get_summary(m, &sum));
+    CHECK_MSG(sum.n_initializers == 1, "%zu initializers", (size_t)sum.n_initializers);
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(t);
+}
+
 int main(void) {
     test_seed_from_env();
+    test_null_arguments();
     test_add_input_dims();
     test_half_and_clock();
     test_catalogue();

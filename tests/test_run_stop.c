@@ -352,6 +352,43 @@ static void test_run_options(void) {
     CHECK_MSG(e.st == RLX_ERR_CANCELLED && strstr(e.msg, "rlx_session_terminate"), "%s", e.msg);
     CHECK_MSG(e.back > w.back, "the run in progress ended before the waiting one was stopped");
     CHECK_OK(rlx_run_options_set_terminate(r1, false));
+    /* one session, two runs given the same options, one in progress and one
+     * waiting: the flag stops both, and the waiting one says it waited (it
+     * took the session the first one handed over and said 'run refused',
+     * as for a run given options whose flag was set before it began) */
+    looper f = { .s = s1, .ro = r1, .m = (int64_t)1 << 62 }, g = { .s = s1, .ro = r1, .m = 3 };
+    pthread_t tf, tg;
+    looper_start(&f, &tf);
+    sleep_s(0.1);
+    looper_start(&g, &tg);
+    sleep_s(0.1);
+    CHECK_OK(rlx_run_options_set_terminate(r1, true));
+    pthread_join(tf, NULL);
+    pthread_join(tg, NULL);
+    looper_end(&f);
+    looper_end(&g);
+    CHECK_MSG(f.st == RLX_ERR_CANCELLED && strstr(f.msg, "run cancelled by its run options"), "%s", f.msg);
+    CHECK_MSG(g.st == RLX_ERR_CANCELLED && strstr(g.msg, "run cancelled by its run options") &&
+                  strstr(g.msg, "while it waited for its turn") && !strstr(g.msg, "refused"),
+              "%s", g.msg);
+    CHECK_OK(rlx_run_options_set_terminate(r1, false));
+    /* the session's sticky flag likewise: the run waiting says it waited */
+    looper h = { .s = s1, .ro = NULL, .m = (int64_t)1 << 62 }, k = { .s = s1, .ro = NULL, .m = 3 };
+    pthread_t th, tk;
+    looper_start(&h, &th);
+    sleep_s(0.1);
+    looper_start(&k, &tk);
+    sleep_s(0.1);
+    CHECK_OK(rlx_session_set_terminate(s1, true));
+    pthread_join(th, NULL);
+    pthread_join(tk, NULL);
+    looper_end(&h);
+    looper_end(&k);
+    CHECK_MSG(h.st == RLX_ERR_CANCELLED && strstr(h.msg, "rlx_session_set_terminate"), "%s", h.msg);
+    CHECK_MSG(k.st == RLX_ERR_CANCELLED && strstr(k.msg, "rlx_session_set_terminate while it waited for its turn"),
+              "%s", k.msg);
+    CHECK_FAILS(run_loop_with(s1, 2, NULL), RLX_ERR_CANCELLED, "run refused: the session's terminate flag is set");
+    CHECK_OK(rlx_session_set_terminate(s1, false));
     /* time limits: the options' own, none, or the session's (-1) */
     CHECK_OK(rlx_run_options_set_timeout(r1, 30));
     CHECK_FAILS(run_loop_with(s1, (int64_t)1 << 62, r1), RLX_ERR_CANCELLED, "(its run options' timeout_ms = 30)");

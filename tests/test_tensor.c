@@ -1352,6 +1352,25 @@ static void test_onehot_trilu_cumsum(void) {
             rlx_tensor_destroy(want);
         }
     }
+    /* a depth that is not a count from 1 to 4e18 is named as such, constant
+     * (load) or fed (run); 5e18 and 0.5 were said to be 'not positive' */
+    for (int t = 0; t < 3; t++) {
+        double bad = t == 0 ? 5e18 : t == 1 ? 0.5 : NAN;
+        rlx_tensor *d = NULL;
+        CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, NULL, 0, &d));
+        *(float *)d->data = (float)bad;
+        const char *want = t == 0 ? "depth 5e+18 is outside [1, 4e18)" : t == 1 ? "depth 0.5 is outside [1, 4e18)"
+                                                                         : "depth nan is outside [1, 4e18)";
+        check_fails("onehot bad constant depth", "OneHot", 11, 3, (const rlx_tensor *[]){ idx, d, vals }, 2 | 4, 0, NULL,
+                    want);
+        rlx_tensor **out = NULL;
+        rlx_status st = run_mode("OneHot", 11, M_PLAN, 3, (const rlx_tensor *[]){ idx, d, vals }, 4, 1, 0, NULL, &out);
+        CHECK_MSG(st == RLX_ERR_INVALID_ARGUMENT && strstr(rlx_last_error(), want), "onehot fed depth %g: %s: %s", bad,
+                  rlx_status_name(st), rlx_last_error());
+        if (out) rlx_tensor_destroy(out[0]);
+        free(out);
+        rlx_tensor_destroy(d);
+    }
     free_all((rlx_tensor *[]){ idx, dep, vals }, 3);
 
     /* Trilu: random shapes and k, upper and lower */
@@ -1576,6 +1595,12 @@ static void test_depth_space_reverse(void) {
     rlx_tensor *x = rand_any(RLX_DTYPE_F32, 4, xd);
     rlx_attr b2 = RLX_ATTR_I("blocksize", 2);
     check_fails("depthtospace channels", "DepthToSpace", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &b2, "divisible");
+    /* a blocksize above the bound is named as such (the message said 'must be >= 1' of 2^40) */
+    rlx_attr bhuge = RLX_ATTR_I("blocksize", 1LL << 40), bzero = RLX_ATTR_I("blocksize", 0);
+    check_fails("spacetodepth huge blocksize", "SpaceToDepth", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &bhuge,
+                "blocksize 1099511627776 is outside [1, 1048576]");
+    check_fails("depthtospace zero blocksize", "DepthToSpace", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &bzero,
+                "blocksize 0 is outside [1, 1048576]");
     rlx_tensor_destroy(x);
 
     /* ReverseSequence: doc examples, time-major and batch-major */

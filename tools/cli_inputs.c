@@ -265,16 +265,37 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
             int rc = cli_fail(st, what);
             return rc == CLI_EXIT_FAILURE && st != RLX_ERR_OUT_OF_MEMORY ? CLI_EXIT_USAGE : rc;
         }
+        /* a bfloat16 input from an f32 file, rounded to nearest even: .npy
+         * has no bfloat16 (NumPy saves ml_dtypes' as '<V2'), so no file
+         * could feed one; --output-dir writes bf16 outputs as f32 too */
+        bool rounded = false;
+        if ((*out)->dtype == RLX_DTYPE_F32 && vi->dtype == RLX_DTYPE_BF16) {
+            rlx_tensor *b;
+            rlx_status cst = rlx_tensor_create(RLX_DTYPE_BF16, (*out)->dims, (*out)->rank, &b);
+            if (cst) {
+                rlx_tensor_destroy(*out);
+                *out = NULL;
+                return cli_fail(cst, "cannot convert the f32 input to bf16");
+            }
+            const float *f = (*out)->data;
+            uint16_t *h = b->data;
+            for (size_t k = 0, n = rlx_tensor_numel(b); k < n; k++) h[k] = rlx_f32_to_bf16(f[k]);
+            rlx_tensor_destroy(*out);
+            *out = b;
+            rounded = true;
+        }
         if ((*out)->dtype != vi->dtype) {
-            cli_error("input '%s': '%s' holds %s, the model expects %s", vi->name, in->value,
-                      rlx_dtype_name((*out)->dtype), rlx_dtype_name(vi->dtype));
+            cli_error("input '%s': '%s' holds %s, the model expects %s%s", vi->name, in->value,
+                      rlx_dtype_name((*out)->dtype), rlx_dtype_name(vi->dtype),
+                      vi->dtype == RLX_DTYPE_BF16 ? " (or f32, rounded to it: .npy has no bfloat16)" : "");
             rlx_tensor_destroy(*out);
             *out = NULL;
             return CLI_EXIT_USAGE;
         }
         if (io->verbose)
-            printf("  %-24s %-5s %-20s from %s\n", cli_esc(vi->name), rlx_dtype_name(vi->dtype),
-                   cli_shape_str((*out)->dims, (*out)->rank, sh, sizeof sh), in->value);
+            printf("  %-24s %-5s %-20s from %s%s\n", cli_esc(vi->name), rlx_dtype_name(vi->dtype),
+                   cli_shape_str((*out)->dims, (*out)->rank, sh, sizeof sh), in->value,
+                   rounded ? " (f32 rounded to bf16)" : "");
         return -1;
     }
     if (!rlx_dtype_size(vi->dtype)) {

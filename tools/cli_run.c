@@ -27,6 +27,7 @@ static void print_help(FILE *f) {
             "                         gpu:N (the N-th adapter of 'rlx devices')\n"
             "  --input NAME=FILE.npy  feed graph input NAME from a .npy file (repeatable);\n"
             "                         its dtype must be the one the model declares\n"
+            "                         (f32 for a bfloat16 input: rounded to nearest even)\n"
             "  --shape NAME=DIMS      shape of a generated input, e.g. x=1x3x224x224\n"
             "                         (repeatable); needed for symbolic dims other than 1\n"
             "  --seed S               seed of the generated inputs (0 to 2^63-1, default 0)\n"
@@ -41,7 +42,8 @@ static void print_help(FILE *f) {
             "                         'wrote NAME -> FILE' line (JSON \"written\": the\n"
             "                         files in output order) says where it went;\n"
             "                         string outputs as NumPy unicode ('<U<n>'; bytes\n"
-            "                         '|S<n>' where one is not UTF-8); an output that\n"
+            "                         '|S<n>' where one is not UTF-8), bfloat16 ones as\n"
+            "                         float32 (exact); an output that\n"
             "                         cannot be written fails the run (exit 1) after\n"
             "                         the others are written\n"
             "  --check                also run on the CPU backend and print, per output (a\n"
@@ -281,7 +283,21 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
             break;
         }
         snprintf(path, plen, "%s/%s.npy", dir, names[i]);
-        rlx_status st = rlx_tensor_save_npy(outs[i], path);
+        /* .npy has no bfloat16: widened to f32, which holds every bf16
+         * value exactly (as the Python bindings return it); it could not
+         * be written at all */
+        rlx_tensor *wide = NULL;
+        rlx_status st = RLX_OK;
+        if (outs[i]->dtype == RLX_DTYPE_BF16) {
+            st = rlx_tensor_create(RLX_DTYPE_F32, outs[i]->dims, outs[i]->rank, &wide);
+            if (!st) {
+                const uint16_t *b = outs[i]->data;
+                float *f = wide->data;
+                for (size_t k = 0, nk = rlx_tensor_numel(wide); k < nk; k++) f[k] = rlx_bf16_to_f32(b[k]);
+            }
+        }
+        if (!st) st = rlx_tensor_save_npy(wide ? wide : outs[i], path);
+        rlx_tensor_destroy(wide);
         if (st) {
             char what[1200];
             snprintf(what, sizeof what, "cannot write output '%s' to '%s'", name ? name : "", path);
@@ -290,7 +306,8 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
         } else if (j) {
             cli_json_s(j, NULL, path);
         } else {
-            printf("  wrote %s -> %s\n", cli_esc(name ? name : ""), cli_esc(path));
+            printf("  wrote %s -> %s%s\n", cli_esc(name ? name : ""), cli_esc(path),
+                   outs[i]->dtype == RLX_DTYPE_BF16 ? " (bf16 as f32, exact: .npy has no bfloat16)" : "");
         }
         free(path);
     }

@@ -597,7 +597,13 @@ static int check_expected(const runner *r, const char *path, bool update) {
                 }
             }
         }
+        bool failed = ferror(f);
+        int err = errno;
         fclose(f);
+        if (failed) {
+            fprintf(stderr, "rlx: error: cannot read the expected-pass list '%s': %s\n", path, strerror(err));
+            return 1;
+        }
     } else if (!update) {
         fprintf(stderr, "rlx: error: cannot read the expected-pass list '%s': %s\n", path, strerror(errno));
         return 1;
@@ -605,7 +611,7 @@ static int check_expected(const runner *r, const char *path, bool update) {
     if (update) {
         f = fopen(path, "w");
         if (!f) {
-            fprintf(stderr, "rlx: error: cannot write '%s'\n", path);
+            fprintf(stderr, "rlx: error: cannot write '%s': %s\n", path, strerror(errno));
             return 1;
         }
         fprintf(f, "# Tests that pass, per device; `rlx conformance --expected` fails when one of them stops passing.\n"
@@ -680,7 +686,7 @@ static void usage(FILE *f) {
             "  --filter TEXT        only tests whose name contains TEXT\n"
             "  --out FILE.md        write the markdown report (docs/CONFORMANCE.md is generated this way)\n"
             "  --expected FILE      fail (exit 1) when a test listed there as passing no longer passes\n"
-            "  --update-expected    rewrite the --expected file with the tests that pass now\n"
+            "  --update-expected    rewrite the --expected file (required) with the tests that pass now\n"
             "  --json               print one JSON object instead of the summary: tests, seconds, per device the\n"
             "                       counts, per test its suite, name and per device result and detail\n"
             "  -v, --verbose        one line per test on stderr\n");
@@ -728,7 +734,26 @@ int rlx_cli_conformance(int argc, char **argv) {
         }
     }
     if (!r.root) {
-        usage(stderr);
+        fprintf(stderr, "rlx: error: conformance: no ROOT given (the suite's folder, e.g. "
+                        "third_party/onnx/backend-test-data; see 'rlx conformance --help')\n");
+        return 2;
+    }
+    if (update && !expected) {
+        fprintf(stderr, "rlx: error: conformance: --update-expected rewrites the --expected file: give --expected FILE\n");
+        return 2;
+    }
+    /* before the run, which takes a minute: a folder opens, and then read
+     * as an empty list, so that every check passed */
+    if (expected && cli_is_dir(expected)) {
+        fprintf(stderr, "rlx: error: conformance: the expected-pass list '%s' is a directory, not a file\n", expected);
+        return 2;
+    }
+    if (expected && !update && !cli_is_file(expected)) {
+        FILE *f = fopen(expected, "r");
+        int err = errno;
+        if (f) fclose(f);
+        fprintf(stderr, "rlx: error: conformance: cannot read the expected-pass list '%s': %s\n", expected,
+                f ? "not a regular file" : strerror(err));
         return 2;
     }
     if (!cli_is_dir(r.root)) {

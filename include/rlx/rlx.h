@@ -187,7 +187,7 @@ RLX_API size_t rlx_tensor_numel(const rlx_tensor *tensor);
  * f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1). The data size the header claims is
  * checked against the file before anything is allocated for it.
  * errors: RLX_ERR_IO (missing, unreadable, not a regular file),
- *         RLX_ERR_INVALID_ARGUMENT (not an .npy file, Fortran order,
+ *         RLX_ERR_INVALID_ARGUMENT (NULL path or out_tensor, not an .npy file, Fortran order,
  *         unsupported dtype, bad shape, truncated data, bytes after the
  *         data), RLX_ERR_UNSUPPORTED
  *         (rank above RLX_MAX_RANK); the message names the file. */
@@ -225,8 +225,9 @@ typedef struct rlx_model rlx_model;
 RLX_API rlx_status rlx_model_load_onnx(const char *path, rlx_model **out_model);
 
 /* As rlx_model_load_onnx, from bytes in memory (not kept: the model owns
- * its tensors). base_dir is where external data is looked up (NULL:
- * external data is refused with RLX_ERR_INVALID_ARGUMENT). The limits.*
+ * its tensors). base_dir is where external data is looked up ("": the
+ * current folder; NULL: external data is refused with
+ * RLX_ERR_INVALID_ARGUMENT). The limits.*
  * options take their variables or defaults. Messages start with
  * "<memory>". */
 RLX_API rlx_status rlx_model_load_onnx_memory(const void *data, size_t size,
@@ -345,7 +346,9 @@ RLX_API rlx_status rlx_model_add_input(rlx_model *model, const char *name, rlx_d
                                int rank, const int64_t *dims,
                                const char *const *dim_names);
 
-/* Adds a constant (ONNX initializer); the tensor is copied. */
+/* Adds a constant (ONNX initializer); the tensor is copied.
+ * errors: RLX_ERR_INVALID_ARGUMENT (an empty or NULL name, a NULL or
+ * malformed tensor), RLX_ERR_INVALID_MODEL (the name is already defined). */
 RLX_API rlx_status rlx_model_add_initializer(rlx_model *model, const char *name,
                                      const rlx_tensor *value);
 
@@ -525,7 +528,8 @@ typedef struct rlx_session_options {
  * signature, on first use. Every option (rlx_options) takes its value from
  * its environment variable or its default: rlx_session_create_with_options
  * with options NULL.
- * errors: RLX_ERR_INVALID_ARGUMENT (bad device string, bad option value in
+ * errors: RLX_ERR_INVALID_ARGUMENT (NULL model or out_session, an
+ *         unfinished model, bad device string, bad option value in
  *         the environment), RLX_ERR_NO_ADAPTER
  *         (no GPU; the message says what was tried), RLX_ERR_DEVICE. */
 RLX_API rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options *options,

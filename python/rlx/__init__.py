@@ -10,8 +10,9 @@ The library is found through the RLX_LIBRARY environment variable, else next
 to this package in a build folder (build/librlx.so), else on the loader path.
 Errors raise rlx.Error with the library's message (it names the node and op);
 arguments of the wrong Python type raise TypeError. Inputs are passed in C
-order and native byte order (others are converted); bfloat16 outputs come
-back as float32 (exact).
+order and native byte order (others are converted); bfloat16 inputs take
+ml_dtypes.bfloat16 arrays (onnx's type for them), bfloat16 outputs come back
+as float32 (exact).
 
 rlx.InferenceSession (python/rlx/_ort.py) offers onnxruntime's InferenceSession
 calls over the same library: InferenceSession(path_or_bytes, sess_options,
@@ -19,13 +20,16 @@ providers=["WebGpuExecutionProvider", "CPUExecutionProvider"]),
 get_inputs()/get_outputs(), run(output_names, feeds), get_modelmeta().
 
 String tensors (ONNX tensor(string)): feed a numpy array of str ('<U') or
-bytes ('S'), or an object array of str/bytes (str is encoded as UTF-8; a NUL
-character is refused); string outputs come back as object arrays of str
-(decoded as UTF-8, undecodable bytes kept as surrogate escapes).
+bytes ('S'), or an object array of str/bytes (str is encoded as UTF-8,
+surrogate escapes as the bytes they stand for; a NUL character is refused);
+string outputs come back as object arrays of str (decoded as UTF-8,
+undecodable bytes kept as surrogate escapes, so an output fed back in gives
+the same bytes).
 """
 from __future__ import annotations
 
 import ctypes
+import numbers
 import os
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
@@ -43,7 +47,7 @@ _DTYPES = {  # rlx_dtype (ONNX TensorProto numbering) <-> numpy
     9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
 }
 _NP_TO_DTYPE = {np.dtype(v): k for k, v in _DTYPES.items()}
-_BF16 = 16  # outputs only: returned as float32 (inputs of this dtype cannot be fed from numpy)
+_BF16 = 16  # outputs are returned as float32; inputs take ml_dtypes.bfloat16 arrays (numpy has no bfloat16)
 _STRING = 8  # rlx_dtype STRING: one const char * per element
 
 
@@ -52,7 +56,14 @@ def _string_elements(a: np.ndarray, name: str):
     out = []
     for v in a.reshape(-1).tolist():
         if isinstance(v, str):
-            v = v.encode()
+            # surrogate escapes back to their bytes, as string outputs decode
+            # bytes that are not UTF-8 (an output fed back in raised a bare
+            # UnicodeEncodeError); another lone surrogate has no bytes
+            try:
+                v = v.encode("utf-8", errors="surrogateescape")
+            except UnicodeEncodeError as e:
+                raise ValueError(f"input '{name}': string element {v!r} is not encodable as UTF-8 ({e.reason} at "
+                                 f"position {e.start})") from None
         if not isinstance(v, bytes):
             raise TypeError(f"input '{name}': string tensor elements must be str or bytes, got {type(v).__name__}")
         if b"\0" in v:
@@ -101,13 +112,23 @@ class _SessionOptions(ctypes.Structure):  # rlx_session_options, field for field
     _fields_ = [("device", ctypes.c_char_p), ("gpu_conv_direct", ctypes.c_bool), ("gpu_f16", ctypes.c_bool)]
 
 
+def _name(raw: bytes) -> str:
+    """A name from the library (a graph input or output, a symbolic dim) as
+    str: UTF-8, with bytes that are not UTF-8 as surrogate escapes (a model
+    file may hold any bytes there), which _c_string turns back into them."""
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
 def _c_string(value, what: str) -> bytes:
     """value (str, bytes or a path) as a NUL-terminated C string; a NUL
     inside would cut it short where C reads it, so it is refused."""
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if isinstance(value, str):
-        value = os.fsencode(value) if what == "path" else value.encode()
+        try:
+            value = os.fsencode(value) if what == "path" else value.encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"{what} {value!r} is not encodable as UTF-8 ({e.reason} at position {e.start})") from None
     if not isinstance(value, bytes):
         raise TypeError(f"{what} must be a str, got {type(value).__name__}")
     if b"\0" in value:
@@ -142,7 +163,20 @@ def _load():
     global _lib
     if _lib is not None:
         return _lib
-    lib = ctypes.CDLL(library_path())
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        # the loader's message names the file only: say where the path came
+        # from and what sets it
+        if os.environ.get("RLX_LIBRARY"):
+            where = "RLX_LIBRARY names it"
+        elif path == "librlx.so":
+            where = ("no librlx.so inside the package or in build/ of this checkout, so the loader path was "
+                     "searched: build rlx (cmake --build build) or set RLX_LIBRARY to the librlx.so to use")
+        else:
+            where = "set RLX_LIBRARY to load another"
+        raise OSError(f"rlx: cannot load the library {path!r} ({where}): {e}") from None
     P, S, I, SZ = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t
     sigs = {
         "rlx_last_error": ([], S), "rlx_status_name": ([I], S),
@@ -220,9 +254,9 @@ def _check(status: int) -> None:
 def _info(v: _ValueInfo) -> dict:
     dims = []
     for i in range(max(v.rank, 0)):
-        dims.append(v.dims[i] if v.dims[i] >= 0 else (v.dim_names[i].decode() if v.dim_names[i] else None))
+        dims.append(v.dims[i] if v.dims[i] >= 0 else (_name(v.dim_names[i]) if v.dim_names[i] else None))
     dt = np.dtype(_DTYPES[v.dtype]) if v.dtype in _DTYPES else (np.dtype(object) if v.dtype == _STRING else None)
-    return {"name": v.name.decode(), "dtype": dt, "elem_type": v.dtype,  # elem_type: ONNX TensorProto number
+    return {"name": _name(v.name), "dtype": dt, "elem_type": v.dtype,  # elem_type: ONNX TensorProto number
             "shape": dims if v.rank >= 0 else None}
 
 
@@ -238,6 +272,8 @@ class Model:
         self._h = ctypes.c_void_p()
         self.path = None
         if isinstance(model, (bytes, bytearray, memoryview)):
+            if isinstance(model, memoryview) and not model.contiguous:
+                model = model.tobytes()  # a strided view (np.frombuffer raised BufferError), as InferenceSession copies it
             data = np.frombuffer(model, dtype=np.uint8)  # no copy; kept alive for the call
             c_dir = _c_string(base_dir, "path") if base_dir is not None else None
             _check(lib.rlx_model_load_onnx_memory(data.ctypes.data if data.size else None, data.size, c_dir,
@@ -345,8 +381,10 @@ class Session:
         none); the option run.timeout_ms sets it at creation. Counted from
         the run's turn, compiling a plan for new shapes included; a run past
         it raises rlx.Error with status RLX_ERR_CANCELLED."""
-        if isinstance(ms, bool) or not isinstance(ms, int):
+        # numpy's integers too (np.int64(100)), as SessionOptions.intra_op_num_threads takes them
+        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, numbers.Integral):
             raise TypeError(f"run timeout: expected int milliseconds, got {type(ms).__name__}")
+        ms = int(ms)
         # ctypes would wrap it into int64_t (2**64 + 1 a 1 ms limit)
         if not -(1 << 63) <= ms < 1 << 63:
             raise Error("RLX_ERR_INVALID_ARGUMENT", f"run time limit {ms} ms: expected 0 (none) to 9223372036854, "
@@ -356,7 +394,7 @@ class Session:
     @property
     def output_names(self) -> List[str]:
         lib = _load()
-        return [lib.rlx_session_output_name(self._h, i).decode() for i in range(lib.rlx_session_num_outputs(self._h))]
+        return [_name(lib.rlx_session_output_name(self._h, i)) for i in range(lib.rlx_session_num_outputs(self._h))]
 
     @property
     def device_name(self) -> str:
@@ -404,12 +442,15 @@ class Session:
                 a = a.copy(order="C")
             if a.dtype.byteorder == ">" or (a.dtype.byteorder == "<" and not np.little_endian):
                 a = a.astype(a.dtype.newbyteorder("="))  # rlx takes native byte order
-            if a.dtype not in _NP_TO_DTYPE:
+            # ml_dtypes.bfloat16 (onnx's numpy type for tensor(bfloat16)): the
+            # same 2-byte pattern as rlx's bf16; it was refused as an unknown dtype
+            bf16 = a.dtype.name == "bfloat16" and a.dtype.itemsize == 2
+            if a.dtype not in _NP_TO_DTYPE and not bf16:
                 raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': numpy dtype {a.dtype} is not supported")
             if a.ndim > MAX_RANK:
                 raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': rank {a.ndim} > {MAX_RANK}")
             t = _Tensor()
-            t.dtype = _NP_TO_DTYPE[a.dtype]
+            t.dtype = _BF16 if bf16 else _NP_TO_DTYPE[a.dtype]
             t.rank = a.ndim
             for i, d in enumerate(a.shape):
                 t.dims[i] = d
@@ -450,7 +491,7 @@ class Session:
                     result.append(arr)
                 else:
                     name = lib.rlx_session_output_name(self._h, i)
-                    raise Error("RLX_ERR_UNSUPPORTED", f"output {i} ('{name.decode() if name else '?'}') has rlx "
+                    raise Error("RLX_ERR_UNSUPPORTED", f"output {i} ('{_name(name) if name else '?'}') has rlx "
                                 f"dtype {t.dtype}, which has no numpy equivalent")
         finally:
             for i in range(n_out.value):
@@ -490,6 +531,10 @@ def set_log_callback(fn, level: str = "debug") -> None:
     stderr. fn runs on the thread that logs; an exception it raises is
     printed by ctypes and otherwise ignored."""
     global _log_hook
+    if fn is not None and not callable(fn):
+        # ctypes would call it at the first message and print a TypeError
+        # it then ignores, once per message
+        raise TypeError(f"set_log_callback: fn must be callable or None, got {type(fn).__name__}")
     if level not in LOG_LEVELS:
         raise ValueError("level %r: expected one of %s" % (level, ", ".join(LOG_LEVELS)))
     lib = _load()

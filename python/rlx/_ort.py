@@ -72,9 +72,14 @@ class GraphOptimizationLevel:
     ORT_ENABLE_ALL = 99
 
 
+_LEVELS = (GraphOptimizationLevel.ORT_DISABLE_ALL, GraphOptimizationLevel.ORT_ENABLE_BASIC,
+           GraphOptimizationLevel.ORT_ENABLE_EXTENDED, GraphOptimizationLevel.ORT_ENABLE_ALL)
+
+
 class SessionOptions:
     """onnxruntime-style session options. What rlx maps:
-      graph_optimization_level  -> passes.disable (see GraphOptimizationLevel)
+      graph_optimization_level  -> passes.disable (see GraphOptimizationLevel; another
+                                   value raises TypeError when set, as onnxruntime)
       intra_op_num_threads > 0  -> cpu.threads (per session: sessions share one
                                    worker pool, each run uses at most its
                                    own count); an int (TypeError for a float,
@@ -106,6 +111,22 @@ class SessionOptions:
         self.enable_profiling = False
         self.optimized_model_filepath = ""
         self._config: Dict[str, str] = {}
+
+    @property
+    def graph_optimization_level(self):
+        return self._graph_optimization_level
+
+    @graph_optimization_level.setter
+    def graph_optimization_level(self, value) -> None:
+        # one of the four levels, as an int or an enum member of
+        # onnxruntime's (its .value); anything else raises TypeError, as
+        # onnxruntime's setter does ("fast" or 12345 ran with every pass on)
+        level = getattr(value, "value", value)
+        if isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Integral) or level not in _LEVELS:
+            raise TypeError(f"SessionOptions.graph_optimization_level: expected a GraphOptimizationLevel "
+                            f"(ORT_DISABLE_ALL 0, ORT_ENABLE_BASIC 1, ORT_ENABLE_EXTENDED 2, ORT_ENABLE_ALL 99), got "
+                            f"{type(value).__name__} {value!r}")
+        self._graph_optimization_level = value
 
     @property
     def intra_op_num_threads(self) -> int:
@@ -214,6 +235,12 @@ def _text(v) -> str:
     return bytes(v).decode("utf-8", errors="replace")
 
 
+def _name_text(v) -> str:
+    # as rlx.Model names values (rlx._name), so that the declared shapes
+    # are found by the names of bytes that are not UTF-8 too
+    return bytes(v).decode("utf-8", errors="surrogateescape")
+
+
 def _declared_shape(value_info):
     """The dims a graph input/output's ValueInfoProto declares (1 name, 2
     TypeProto: 1 tensor_type: 2 shape: 1 dim: 1 dim_value | 2 dim_param):
@@ -221,7 +248,7 @@ def _declared_shape(value_info):
     name, dims = "", None
     for f, w, v in _fields(value_info):
         if w == 2 and f == 1:
-            name = _text(v)
+            name = _name_text(v)
         elif w == 2 and f == 2:
             for tf, tw, tv in _fields(v):
                 if tf != 1 or tw != 2:
@@ -236,7 +263,7 @@ def _declared_shape(value_info):
                                     if xf == 1 and xw == 0:
                                         dim = xv
                                     elif xf == 2 and xw == 2:
-                                        dim = _text(xv)
+                                        dim = _name_text(xv)
                                 dims.append(dim)
     return name, dims
 
@@ -309,8 +336,17 @@ def _provider_list(providers, provider_options) -> List[tuple]:
         providers = [CPU]
     if isinstance(providers, (str, bytes)) or not isinstance(providers, Sequence):
         raise TypeError(f"providers must be a list of provider names, got {type(providers).__name__}")
-    if provider_options is not None and len(provider_options) != len(providers):
-        raise ValueError("provider_options must have one dict per provider")
+    if provider_options is not None:
+        # as onnxruntime: a sequence of dicts (a dict, None or a list of
+        # pairs raised KeyError, TypeError or dict()'s ValueError)
+        if isinstance(provider_options, (str, bytes, Mapping)) or not isinstance(provider_options, Sequence):
+            raise TypeError(f"provider_options must be a list of dicts, one per provider, got "
+                            f"{type(provider_options).__name__}")
+        if len(provider_options) != len(providers):
+            raise ValueError("provider_options must have one dict per provider")
+        for i, po in enumerate(provider_options):
+            if not isinstance(po, Mapping):
+                raise TypeError(f"provider_options[{i}] must be a dict of options, got {type(po).__name__}")
     out = []
     for i, p in enumerate(providers):
         opts = dict(provider_options[i]) if provider_options is not None else {}

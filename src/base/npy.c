@@ -52,6 +52,7 @@ static size_t npy_list_len(const char *p) {
 }
 
 rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
+    if (!path || !out_tensor) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "path or out_tensor is NULL");
     *out_tensor = NULL;
     void *raw;
     size_t size;

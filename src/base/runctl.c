@@ -4,6 +4,16 @@
 
 uint64_t rlx_run_ctl_enter(rlx_run_ctl *c) { return atomic_load(&c->stop); }
 
+rlx_status rlx_run_ctl_refuse(rlx_run_ctl *c, const struct rlx_run_options *ro) {
+    if (atomic_load(&c->hold))
+        return rlx_fail(RLX_ERR_CANCELLED, "run refused: the session's terminate flag is set "
+                                           "(rlx_session_set_terminate(session, false) clears it)");
+    if (ro && atomic_load(&((struct rlx_run_options *)ro)->terminate))
+        return rlx_fail(RLX_ERR_CANCELLED, "run refused: its run options' terminate flag is set "
+                                           "(rlx_run_options_set_terminate(options, false) clears it)");
+    return RLX_OK;
+}
+
 rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms, const struct rlx_run_options *ro) {
     c->ro = ro;
     c->ro_limit = false;
@@ -17,12 +27,14 @@ rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms, co
     /* from the precise clock: the coarse one lags it by up to a tick, so
      * a run never stops before its limit (at most a tick after it) */
     c->deadline = limit_ms > 0 ? c->t0 + (double)limit_ms * 1e-3 : 0.0;
+    /* set after rlx_run_ctl_refuse passed the run: while it waited (a
+     * run of the same options stopped and handed the session over before
+     * the waiting one's next look at the flag) */
     if (atomic_load(&c->hold))
-        return rlx_fail(RLX_ERR_CANCELLED, "run refused: the session's terminate flag is set "
-                                           "(rlx_session_set_terminate(session, false) clears it)");
+        return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by rlx_session_set_terminate while it waited for its turn");
     if (ro && atomic_load(&((struct rlx_run_options *)ro)->terminate))
-        return rlx_fail(RLX_ERR_CANCELLED, "run refused: its run options' terminate flag is set "
-                                           "(rlx_run_options_set_terminate(options, false) clears it)");
+        return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by its run options (rlx_run_options_set_terminate) "
+                                           "while it waited for its turn");
     if (atomic_load(&c->stop) != seen)
         return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by rlx_session_terminate while it waited for its turn");
     return RLX_OK;

@@ -59,11 +59,16 @@ static inline bool rlx_run_stopped(const rlx_run_ctl *c) {
 /* The value `stop` has now: what a run entering the session records. */
 uint64_t rlx_run_ctl_enter(rlx_run_ctl *c);
 
+/* Refuses a run at its entry, before it waits for its turn, when the
+ * session's terminate flag (rlx_run_ctl_hold) or ro's is set.
+ * errors: RLX_ERR_CANCELLED ("run refused: ..."). */
+rlx_status rlx_run_ctl_refuse(rlx_run_ctl *c, const struct rlx_run_options *ro);
+
 /* The run that entered with `seen` begins now, with run options ro (NULL:
  * none) under a limit of limit_ms milliseconds (0: none), or ro's limit
  * when it has one. errors: RLX_ERR_CANCELLED when the session's or ro's
- * terminate flag is set or a terminate request came while the run waited
- * for its turn. rlx_run_ctl_end when the run returns (ro may be freed
+ * terminate flag was set or a terminate request came while the run waited
+ * for its turn (rlx_run_ctl_refuse checked the flags at its entry). rlx_run_ctl_end when the run returns (ro may be freed
  * after that). */
 rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms, const struct rlx_run_options *ro);
 void rlx_run_ctl_end(rlx_run_ctl *c);

@@ -2180,6 +2180,9 @@ rlx_status rlx_model_load_onnx_memory(const void *data, size_t size, const char 
     if (!out_model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_model is NULL");
     *out_model = NULL;
     if (!data && size) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model data is NULL");
+    /* "" is the current folder, as a path relative to it (joined as it
+     * was, "" + "/" + location read from the root of the file system) */
+    if (base_dir && !*base_dir) base_dir = ".";
     rlx_config *cfg;
     RLX_TRY(rlx_config_resolve_limits(NULL, &cfg));
     rlx_status st = load_model(data, size, NULL, base_dir, cfg, "<memory>", out_model);

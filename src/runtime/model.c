@@ -179,9 +179,11 @@ rlx_status rlx_model_add_input(rlx_model *m, const char *name, rlx_dtype dtype, 
 
 rlx_status rlx_model_add_initializer(rlx_model *m, const char *name, const rlx_tensor *value) {
     RLX_TRY(check_open(m));
-    if (!value) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "initializer '%s' is NULL", name ? name : "");
+    /* as graph inputs: an unnamed constant could never be read */
+    if (!name || !*name) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "initializer name is empty");
+    if (!value) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "initializer '%s' is NULL", name);
     char what[300];
-    snprintf(what, sizeof what, "initializer '%.256s'", name ? name : "");
+    snprintf(what, sizeof what, "initializer '%.256s'", name);
     RLX_TRY(rlx_tensor_check(value, what, NULL));
     rlx_tensor *t;
     RLX_TRY(rlx_tensor_clone(value, &t));

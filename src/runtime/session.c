@@ -167,6 +167,7 @@ static rlx_status inputs_init(rlx_session *s) {
 
 rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_session_options *opt,
                                            const rlx_options *options, rlx_session **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_session is NULL");
     *out = NULL;
     if (!model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is NULL");
     if (!model->finished) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is not finished (call rlx_model_finish)");
@@ -900,6 +901,11 @@ static rlx_status check_timeout(int64_t timeout_ms, int64_t least) {
  * turn_end undoes both and unlocks. */
 static rlx_status turn_begin(rlx_session *s, const rlx_run_options *ro, int *prev) {
     uint64_t seen = rlx_run_ctl_enter(&s->stopper);
+    rlx_status refused = rlx_run_ctl_refuse(&s->stopper, ro);
+    if (refused) {
+        *prev = -1; /* never had the session (turn_end) */
+        return refused;
+    }
     if (ro) {
         /* a run with options waits in 1 ms slices, so that their terminate
          * flag stops it while another run has the session (a plain lock

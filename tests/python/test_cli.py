@@ -89,12 +89,33 @@ usage_error(["run", "m.onnx", "--shape", "x=1x1099511627777"], "dim 1 (109951162
 usage_error(["run", "m.onnx", "--output-dir="], "--output-dir is empty", "empty --output-dir")
 usage_error(["run", "a.onnx", "b.onnx"], "unexpected argument 'b.onnx'", "two models")
 usage_error(["info"], "no model given", "info without a model")
+usage_error(["conformance"], "conformance: no ROOT given", "conformance without ROOT")  # printed the usage alone
 usage_error(["info", "a.onnx", "b.onnx"], "unexpected argument", "info with two models")
 usage_error(["info", "a.onnx", "--dump"], "unknown option '--dump'", "info with an unknown option")
 usage_error(["devices", "extra"], "unexpected argument 'extra'", "devices with an argument")
 usage_error(["devices", "--all"], "unknown option '--all'", "devices with an unknown option")
 usage_error(["ops", "--all"], "unknown option '--all'", "ops with an unknown option")
 usage_error(["ops", "--markdown", "Conv"], "give no OP names", "ops --markdown with op names")
+
+# conformance's expected-pass list: refused before the run when it cannot be
+# read (a folder read as an empty list, so that every check passed, exit 0),
+# and --update-expected needs it (it was ignored without)
+suite = os.path.join(R.ROOT, "third_party", "onnx", "backend-test-data")
+if os.path.isdir(suite):
+    conf = ["conformance", suite, "--device", "cpu", "--filter", "test_relu"]
+    usage_error(conf + ["--expected", R.ROOT], "the expected-pass list '%s' is a directory" % R.ROOT,
+                "conformance --expected DIR")
+    usage_error(conf + ["--update-expected", "--expected", R.ROOT], "is a directory",
+                "conformance --update-expected --expected DIR")
+    usage_error(conf + ["--update-expected"], "--update-expected rewrites the --expected file",
+                "conformance --update-expected alone")
+    usage_error(conf + ["--expected", missing_list := os.path.join(R.ROOT, "no-such-list.txt")],
+                "cannot read the expected-pass list '%s': No such file or directory" % missing_list,
+                "conformance --expected MISSING")
+    rc, so, se = rlx(*conf, "--expected", os.path.join(R.ROOT, "tests", "conformance_expected.txt"))
+    C.check(rc == 0 and "cpu  pass " in so, "conformance with the tree's list: exit %d, %r" % (rc, se))
+else:
+    print("skip: the ONNX backend test data is not unpacked")
 
 # ---------------------------------------------------------------- missing file
 missing = os.path.join(R.ROOT, "no-such-dir", "missing.onnx")

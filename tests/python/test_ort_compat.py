@@ -155,6 +155,19 @@ for level in ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_ALL"):
     reports[level] = sess.rlx_session.dispatch_report
 C.check(reports["ORT_DISABLE_ALL"] != reports["ORT_ENABLE_ALL"], "the optimisation level changed nothing:\n"
         + reports["ORT_DISABLE_ALL"])
+# a value that is no level is refused when set, as onnxruntime's setter
+# refuses it (these ran with every pass on)
+for bad in ("fast", 12345, 3, -1, 1.0, True, None):
+    so_rlx = rlx.SessionOptions()
+    try:
+        so_rlx.graph_optimization_level = bad
+        C.check(False, "graph_optimization_level = %r accepted" % (bad,))
+    except TypeError as e:
+        C.check("GraphOptimizationLevel" in str(e) and repr(bad) in str(e), "graph_optimization_level = %r: %s" % (bad, e))
+    C.check(so_rlx.graph_optimization_level == rlx.GraphOptimizationLevel.ORT_ENABLE_ALL,
+            "a refused level changed the setting to %r" % so_rlx.graph_optimization_level)
+so_rlx.graph_optimization_level = np.int64(1)
+C.check(so_rlx.rlx_options().get("passes.disable", "").startswith("fuse_"), "np.int64(1): %r" % so_rlx.rlx_options())
 compare("convnet (an rlx config entry)", p3, f3, atol=1e-5, rtol=1e-5, rlx_options={"debug.dump_ir": "0"})
 
 # ---------------------------------------------------------------- the real model
@@ -221,6 +234,16 @@ raises(lambda: sess.run(["y", "nope"], f1), rlx.Error, "nope", "unknown output n
 raises(lambda: sess.run(None, {"x": f1["x"]}), rlx.Error, "ids", "missing input")
 raises(lambda: rlx.InferenceSession(b"\x08\x07junk"), rlx.Error, "<memory>", "corrupt bytes")
 C.check(sess.run([], f1)[1].tolist() == (f1["ids"] ** 2).tolist(), "run([]) returns every output")
+# provider_options must be a list of dicts, as onnxruntime says (a dict,
+# None or a list of pairs raised KeyError, TypeError or dict()'s ValueError)
+for po, needle in (({"cpu.threads": "1"}, "must be a list of dicts"), ([None], "provider_options[0] must be a dict"),
+                   (["abc"], "provider_options[0] must be a dict"), ([[("cpu.threads", "1")]], "must be a dict"),
+                   (5, "must be a list of dicts")):
+    raises(lambda: rlx.InferenceSession(p1, providers=["CPUExecutionProvider"], provider_options=po), TypeError,
+           needle, "provider_options=%r" % (po,))
+s = rlx.InferenceSession(p1, providers=["CPUExecutionProvider"], provider_options=({"cpu.threads": 2},))
+C.check(s.get_provider_options() == {"CPUExecutionProvider": {"cpu.threads": "2"}}, "a tuple of one dict: %r"
+        % s.get_provider_options())
 if GPU:
     s = rlx.InferenceSession(p1, providers=[("WebGpuExecutionProvider", {"device_id": 0, "gpu.f16": True})])
     C.check(s.get_provider_options()["WebGpuExecutionProvider"] == {"device_id": "0", "gpu.f16": "1"},

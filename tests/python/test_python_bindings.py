@@ -189,4 +189,83 @@ if m and os.path.exists(demo_model) and adapters:
 elif m:
     print("README example skipped: it needs %s and a GPU adapter" % demo_model)
 
+# a bfloat16 input takes ml_dtypes.bfloat16 arrays (onnx's numpy type for
+# it; refused as 'numpy dtype bfloat16 is not supported' before), C order or
+# not; outputs of bfloat16 come back as float32, exact
+try:
+    import ml_dtypes
+except ImportError:
+    ml_dtypes = None
+if ml_dtypes is not None:
+    from onnx import TensorProto as TP
+    gb = onnx.helper.make_graph(
+        [onnx.helper.make_node("Cast", ["xb"], ["yf"], to=TP.FLOAT), onnx.helper.make_node("Identity", ["xb"], ["zb"])],
+        "bf16", [onnx.helper.make_tensor_value_info("xb", TP.BFLOAT16, [2, 3])],
+        [onnx.helper.make_tensor_value_info("yf", TP.FLOAT, [2, 3]),
+         onnx.helper.make_tensor_value_info("zb", TP.BFLOAT16, [2, 3])])
+    sb = rlx.Session(rlx.Model(onnx.helper.make_model(gb, opset_imports=[onnx.helper.make_opsetid("", 21)])
+                               .SerializeToString()))
+    xb = np.array([[1.5, -2.25, 3e38], [1e-40, np.inf, np.nan]], np.float32).astype(ml_dtypes.bfloat16)
+    for label, feed in (("C order", xb), ("reversed columns", xb[:, ::-1])):
+        try:
+            yf, zb = sb.run({"xb": feed})
+            want = feed.astype(np.float32)
+            C.check(yf.dtype == np.float32 and np.array_equal(yf, want, equal_nan=True)
+                    and np.array_equal(zb, want, equal_nan=True), "bfloat16 input (%s): %r %r" % (label, yf, zb))
+        except rlx.Error as e:
+            C.check(False, "bfloat16 input (%s): %s" % (label, e))
+    try:
+        sb.run({"xb": xb.astype(np.float32)})
+        C.check(False, "a float32 array for a bfloat16 input was accepted")
+    except rlx.Error as e:
+        C.check("expects bf16" in str(e), "float32 for bfloat16: %s" % e)
+else:
+    print("ml_dtypes not installed: the bfloat16 input check skipped")
+
+# names that are not UTF-8 (a model file may hold any bytes; rlx and its
+# command line take them): bindings name them with surrogate escapes, and
+# those names feed and select (Model.inputs raised UnicodeDecodeError)
+gn = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["xQQ"], ["yQQ"])], "names",
+                            [onnx.helper.make_tensor_value_info("xQQ", onnx.TensorProto.FLOAT, ["nQQ"])],
+                            [onnx.helper.make_tensor_value_info("yQQ", onnx.TensorProto.FLOAT, ["nQQ"])])
+raw_model = onnx.helper.make_model(gn, opset_imports=[onnx.helper.make_opsetid("", 13)]).SerializeToString()
+raw_model = raw_model.replace(b"QQ", b"\xff\xfe")
+try:
+    mn = rlx.Model(raw_model)
+    C.check(mn.inputs[0]["name"] == "x\udcff\udcfe" and mn.inputs[0]["shape"] == ["n\udcff\udcfe"],
+            "non-UTF-8 input: %r" % mn.inputs)
+    (yn,) = rlx.Session(mn).run({"x\udcff\udcfe": np.array([-1, 2], np.float32)})
+    C.check(list(yn) == [0, 2], "non-UTF-8 names: run %r" % yn)
+    isn = rlx.InferenceSession(raw_model)
+    ia, oa = isn.get_inputs()[0], isn.get_outputs()[0]
+    C.check(ia.name == "x\udcff\udcfe" and ia.shape == ["n\udcff\udcfe"] and oa.name == "y\udcff\udcfe",
+            "InferenceSession metadata: %r %r" % (ia, oa))
+    (yo,) = isn.run([oa.name], {ia.name: np.array([3, -4], np.float32)})
+    C.check(list(yo) == [3, 0], "InferenceSession run by those names: %r" % yo)
+except (UnicodeError, rlx.Error) as e:
+    C.check(False, "a model with non-UTF-8 names: %s: %s" % (type(e).__name__, e))
+try:
+    rlx.Session(rlx.Model(raw_model)).run({"\ud800": np.zeros(2, np.float32)})
+    C.check(False, "an input name with a lone surrogate was accepted")
+except ValueError as e:
+    C.check("input name" in str(e) and "UTF-8" in str(e), "lone surrogate name: %s" % e)
+
+# a model's bytes through a strided memoryview load as the same bytes
+# (np.frombuffer raised BufferError; InferenceSession copied them)
+spread = np.zeros(2 * len(raw_model), np.uint8)
+spread[::2] = np.frombuffer(raw_model, np.uint8)
+try:
+    C.check(rlx.Model(memoryview(spread[::2])).inputs[0]["name"] == "x\udcff\udcfe", "strided memoryview model")
+except (BufferError, rlx.Error) as e:
+    C.check(False, "a model from a strided memoryview: %s: %s" % (type(e).__name__, e))
+
+# a library that cannot be loaded: the error says where its path came from
+# (the loader's message named the file only)
+env = dict(os.environ, PYTHONPATH=os.path.join(R.ROOT, "python"), RLX_LIBRARY=os.path.join(tempfile.gettempdir(),
+                                                                                           "no-such-librlx.so"))
+p = subprocess.run([sys.executable, "-c", "import rlx\ntry:\n    rlx.version()\nexcept OSError as e:\n    print(e)"],
+                   env=env, capture_output=True, text=True, timeout=120)
+C.check(p.returncode == 0 and "cannot load the library" in p.stdout and "RLX_LIBRARY names it" in p.stdout
+        and "no-such-librlx.so" in p.stdout, "RLX_LIBRARY missing: exit %d, %r %r" % (p.returncode, p.stdout, p.stderr))
+
 C.done()

@@ -45,6 +45,19 @@ try:
     C.check(False, "an unknown level is accepted")
 except ValueError:
     pass
+# a function that cannot be called is refused at once (it was kept, and
+# ctypes printed a TypeError for every message after)
+for bad in (5, "print", [print]):
+    try:
+        rlx.set_log_callback(bad)
+        C.check(False, "set_log_callback(%r) accepted" % (bad,))
+    except TypeError as e:
+        C.check("callable" in str(e), "set_log_callback(%r): %s" % (bad, e))
+got.clear()
+rlx.set_log_callback(lambda level, msg: got.append((level, msg)), "warning")
+rlx.Model(path)
+C.check(len(got) == 1, "a callback set after the refused ones gets messages: %r" % got)
+rlx.set_log_callback(None)
 
 with open(os.path.join(R.ROOT, "CMakeLists.txt")) as f:
     want = re.search(r"project\(rlx VERSION ([0-9.]+)", f.read()).group(1)

@@ -74,6 +74,25 @@ for device in devices:
         rep = sess.dispatch_report
         C.check("whole graph runs eagerly on the CPU" in rep, "gpu: report:\n%s" % rep)
 
+# bytes that are not UTF-8 come back as surrogate escapes, and such a str
+# fed back in gives the same bytes (it raised UnicodeEncodeError)
+g2 = H.make_graph([H.make_node("Identity", ["s"], ["t"])], "id", [H.make_tensor_value_info("s", T.STRING, [2])],
+                  [H.make_tensor_value_info("t", T.STRING, [2])])
+ident = rlx.Session(rlx.Model(H.make_model(g2, opset_imports=[H.make_opsetid("", 13)]).SerializeToString()))
+raw = np.array([b"\xff\xfeok", "caf\u00e9".encode()])
+once = ident.run({"s": raw})[0]
+C.check(list(once) == ["\udcff\udcfeok", "caf\u00e9"], "non-UTF-8 bytes out: %r" % (once,))
+try:
+    twice = ident.run({"s": once})[0]
+    C.check(list(twice) == list(once), "fed back: %r, first %r" % (twice, once))
+except (UnicodeEncodeError, ValueError) as e:
+    C.check(False, "a string output fed back in: %s" % e)
+try:
+    ident.run({"s": np.array(["\ud800", "a"], dtype=object)})
+    C.check(False, "a lone surrogate that escapes no byte was accepted")
+except ValueError as e:
+    C.check("input 's'" in str(e) and "UTF-8" in str(e), "lone surrogate: %s" % e)
+
 sess = rlx.Session(model, device="cpu")
 for bad, exc in ((np.array(["a", 3, "b", "c"], dtype=object), TypeError),
                  (np.array(["a", "b\0c", "d", "e"], dtype=object), ValueError)):

@@ -122,13 +122,18 @@ s.set_run_timeout(40)
 expect_cancel(s, ["(run.timeout_ms = 40)"], "set_run_timeout(40)")
 s.set_run_timeout(0)
 check_short(s, "set_run_timeout(0)", 7)
-for bad in (-1, 1.5, True, 2**64 + 1, 2**63 + 5, 2**64):
+# numpy's integers are ints (a TypeError before, though intra_op_num_threads took them)
+s.set_run_timeout(np.int64(40))
+expect_cancel(s, ["(run.timeout_ms = 40)"], "set_run_timeout(np.int64(40))")
+s.set_run_timeout(np.uint16(0))
+check_short(s, "set_run_timeout(np.uint16(0))", 7)
+for bad in (-1, 1.5, True, np.True_, np.float32(3), 2**64 + 1, 2**63 + 5, 2**64):
     try:
         s.set_run_timeout(bad)
         C.check(False, "set_run_timeout(%r) accepted" % (bad,))
     except (TypeError, rlx.Error) as e:
         # beyond int64 the value once wrapped: 2**64 + 1 became a 1 ms limit, 2**64 none
-        C.check(isinstance(bad, float) or isinstance(bad, bool) or str(bad) in str(e),
+        C.check(isinstance(bad, (float, bool, np.floating, np.bool_)) or str(bad) in str(e),
                 "set_run_timeout(%r): %s" % (bad, e))
 check_short(s, "after the refused time limits", 5)
 try:

@@ -852,7 +852,7 @@ static rlx_status k_onehot(rlx_cpu_kctx *k) {
     if (rlx_tensor_numel(dep) != 1 || rlx_tensor_numel(val) != 2 || val->dtype != y->dtype)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "depth must be a scalar and values hold [off, on]");
     double dv = rlx_tensor_get_f64(dep, 0);
-    if (!(dv >= 1 && dv < 4.0e18)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "depth %g must be positive", dv);
+    if (!(dv >= 1 && dv < 4.0e18)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "depth %g is outside [1, 4e18)", dv);
     int64_t depth = (int64_t)dv;
     int ax;
     if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), idx->rank + 1, &ax))

@@ -15,7 +15,8 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
 }
 
 rlx_status rlx_adapters_list(rlx_adapter_info **out, size_t *n) {
-    *out = NULL;
-    *n = 0;
+    if (out) *out = NULL;
+    if (n) *n = 0;
+    if (!out || !n) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "rlx_adapters_list: NULL output pointer");
     return RLX_OK;
 }

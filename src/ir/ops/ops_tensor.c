@@ -924,7 +924,7 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
     if (dep->konst) {
         if (rlx_tensor_numel(dep->konst) != 1 || !rlx_konst_scalar(dep, &dv))
             return rlx_ictx_fail(c, "depth must be a numeric scalar");
-        if (!(dv >= 1 && dv < 4.0e18)) return rlx_ictx_fail(c, "depth %g must be positive", dv);
+        if (!(dv >= 1 && dv < 4.0e18)) return rlx_ictx_fail(c, "depth %g is outside [1, 4e18)", dv);
         depth = (int64_t)dv;
     }
     o.rank = r;
@@ -1053,7 +1053,7 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
 static rlx_status infer_depth_space(rlx_infer_ctx *c, bool to_space) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     int64_t b = rlx_param_int(c->n, "blocksize");
-    if (b < 1 || b > (1 << 20)) return rlx_ictx_fail(c, "blocksize %lld must be >= 1", (long long)b);
+    if (b < 1 || b > (1 << 20)) return rlx_ictx_fail(c, "blocksize %lld is outside [1, 1048576]", (long long)b);
     if (to_space && c->n->version >= 11) {
         const char *m = rlx_param_str(c->n, "mode");
         if (strcmp(m, "DCR") != 0 && strcmp(m, "CRD") != 0) return rlx_ictx_fail(c, "mode '%s' is not DCR or CRD", m);
