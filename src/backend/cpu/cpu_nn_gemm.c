@@ -394,31 +394,15 @@ rlx_status rlx_cpu_nn_matmul(rlx_cpu_kctx *k) {
 
 /* ------------------------------------------------------------ packed weights */
 
-/* Whether every product of the node has one row: A's elements are one
- * row of K (a Gemm's or MatMul's A of one row, or a vector). */
-static bool one_row(const rlx_tensor *a, size_t k) {
-    if (!a || a->rank < 1) return false;
-    size_t numel = 1;
-    for (int i = 0; i < a->rank; i++) {
-        if (a->dims[i] < 0) return false;
-        numel *= (size_t)a->dims[i];
-    }
-    return numel == k;
-}
-
 /* Gemm / MatMul: a constant f32 B of rank 2 (a layer's weights), packed
- * as op(B) [K, N]; not for a plan whose A is one row (batch 1 through a
- * classifier, a decoder's one token) where the one-row product streams B
- * as it is stored as fast (rlx_cpu_sgemm_row_streams): the weights then
- * stay one copy. */
+ * as op(B) [K, N]. */
 static rlx_status gemm_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, bool tb,
                                rlx_cpu_sgemm_pack *out) {
     if (!rlx_nn_const_operand(g, n, in)) return RLX_OK;
     const rlx_tensor *b = in[1];
     if (b->dtype != RLX_DTYPE_F32 || b->rank != 2 ||
         rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL || b->dims[0] < 1 || b->dims[1] < 1 ||
-        b->dims[0] > RLX_NN_BLAS_MAX || b->dims[1] > RLX_NN_BLAS_MAX ||
-        (one_row(in[0], (size_t)b->dims[tb ? 1 : 0]) && rlx_cpu_sgemm_row_streams(tb)))
+        b->dims[0] > RLX_NN_BLAS_MAX || b->dims[1] > RLX_NN_BLAS_MAX)
         return RLX_OK;
     size_t r = (size_t)b->dims[0], c = (size_t)b->dims[1];
     return rlx_cpu_sgemm_pack_b(tb, tb ? c : r, tb ? r : c, b->data, c, out);

@@ -174,8 +174,8 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
  * sum is the same chain of fused multiply-adds in k order as gemv1's, so
  * the same bits. Rows past `rows` are not read (zeros); c holds 16
  * floats (the caller's tmp past n). */
-/* how far ahead each of the 16 rows is prefetched, in floats (512 B: a
- * classifier's weights from memory at the packed layout's speed) */
+/* how far ahead each of the 16 rows is prefetched, in floats (512 B: the
+ * best of 0 / 128 / 256 / 1024 on the dev VM) */
 #define GT_PF 128
 __attribute__((target("avx512f"))) static void gemv_t16_avx512(size_t kc, const float *a, const float *b, size_t ldb,
                                                                size_t rows, float *c, float alpha, float beta,
@@ -339,11 +339,6 @@ static const sgemm_kernel *kernel_get(void) {
         atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
     }
     return kernel_of(k);
-}
-
-bool rlx_cpu_sgemm_row_streams(bool tb) {
-    rlx_cpu_sgemm_kernel k = rlx_cpu_sgemm_kernel_get();
-    return k == RLX_CPU_SGEMM_AVX512 || (k == RLX_CPU_SGEMM_AVX2 && !tb);
 }
 
 rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void) {
@@ -755,13 +750,14 @@ static const float *gemv_a(const sgemm_kernel *kd, const sgemm_args *g, size_t p
  * The same per-element arithmetic as the tiles (cpu_sgemm_gemv.h), so the
  * same bits. A is read from its pack when it has one (the caller's plain
  * A may then be stale: the conv tests poison it). An unpacked transposed
- * B (a classifier's Gemm with transB, whose plan did not pack it: M = 1)
- * is read 16 rows at a time, transposed in registers (gemv_t16_avx512),
- * or with AVX2 k block by k block through a panel of eight vectors of
- * columns in the thread's scratch (pack_panel: the same values in the same
- * order; about half the packed speed, so plans pack for it:
- * rlx_cpu_sgemm_row_streams). False (nothing done) for the portable
- * kernel, or without the scratch. */
+ * B (a classifier's Gemm with transB under cpu.prepack=0, or a B that is
+ * not constant) is read 16 rows at a time, transposed in registers
+ * (gemv_t16_avx512), or with AVX2 k block by k block through a panel of
+ * eight vectors of columns in the thread's scratch (pack_panel: the same
+ * values in the same order). Both are slower than a packed B (1.3x and
+ * 2x on a 9216 x 4096 weight from memory: 16 rows are 16 streams), but
+ * 3.5x and 2x faster than the tiles they replace. False (nothing done)
+ * for the portable kernel, or without the scratch. */
 static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
 #if SGEMM_HAVE_AVX2
     int kind = atomic_load_explicit(&g_kernel, memory_order_relaxed);

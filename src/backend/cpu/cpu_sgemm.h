@@ -23,8 +23,7 @@
  * skip the tiles and stream B with eight vectors of columns in flight (a
  * plain transposed B: 16 of its rows at a time transposed in registers
  * with AVX-512, through a panel with AVX2), each column the same FMA chain
- * and update, so the same bits as that row inside any larger product;
- * plans of one row therefore do not pack B (cpu_nn_gemm.c).
+ * and update, so the same bits as that row inside any larger product.
  * Why not OpenBLAS: its Haswell / Zen sgemm kernels (what DYNAMIC_ARCH picks
  * on AVX2 machines without AVX-512) round an element differently by its
  * position in C (groups of 6 rows alternate), so a MatMul of identical rows
@@ -205,12 +204,6 @@ typedef enum rlx_cpu_sgemm_kernel {
 /* The kernel in use: the first call picks AVX-512 where the CPU has
  * AVX-512F, else AVX2 where it has AVX2 and FMA, else the portable one. */
 rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void);
-
-/* Whether a product of one row (M = 1) streams an unpacked B, transposed
- * when tb, as fast as a packed one with this process's kernel (AVX-512:
- * either form; AVX2: B not transposed; the portable kernel: no), so that
- * a plan of one row need not pack its weights. */
-bool rlx_cpu_sgemm_row_streams(bool tb);
 
 /* Uses `kernel` from now on (process-wide; for tests, not while GEMMs
  * run). False, and no change, when this CPU or build cannot run it. */
