@@ -94,11 +94,11 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         }
         if (cli_opt_value(argc, argv, &i, "--gpu-iters", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, 1000000, &o->gpu_iters)) return cli_usage_error("bench", "bad --gpu-iters '%s'", v);
+            if (!cli_parse_i64(v, 0, 1000000, &o->gpu_iters)) return cli_usage_error("bench", "bad --gpu-iters '%s' (expected 0..1000000)", v);
             o->gpu_iters_given = true;
         } else if (cli_opt_value(argc, argv, &i, "--top", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, 10000, &o->top)) return cli_usage_error("bench", "bad --top '%s'", v);
+            if (!cli_parse_i64(v, 0, 10000, &o->top)) return cli_usage_error("bench", "bad --top '%s' (expected 0..10000)", v);
             top_given = true;
         } else if (cli_opt_value(argc, argv, &i, "--profile", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "rlx/inspect.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -113,7 +114,10 @@ bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char *
 }
 
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    if (!s || !*s) return false;
+    /* digits, after a '-' only where negatives are allowed (strtoll would
+     * also take leading spaces, '+' and "-0": 'gpu: 1' and 'gpu:+1' passed
+     * the CLI's check and failed in the library) */
+    if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && lo < 0 && isdigit((unsigned char)s[1])))) return false;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);

@@ -433,7 +433,7 @@ int cli_cmd_info(int argc, char **argv) {
             device = opt;
         } else if (cli_opt_value(argc, argv, &i, "--top", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(opt, 0, 1000000, &top)) return cli_usage_error("info", "bad --top '%s'", opt);
+            if (!cli_parse_i64(opt, 0, 1000000, &top)) return cli_usage_error("info", "bad --top '%s' (expected 0..1000000)", opt);
             top_given = true;
         } else if (err) {
             return CLI_EXIT_USAGE;

@@ -70,6 +70,7 @@ static int dispatch(int argc, char **argv) {
         return CLI_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        if (argc > 2) return cli_usage_error(NULL, "%s takes no arguments (given '%s')", cmd, argv[2]);
         printf("rlx %s\n", RLX_VERSION_STRING);
         return CLI_EXIT_OK;
     }

@@ -142,6 +142,21 @@ for args, rc_want, needle in ((("--max-model-bytes", "10"), 1, "limits.max_model
     C.check(p.returncode == rc_want and needle in p.stderr,
             "rlx info %s: exit %d, want %d and %r: %s" % (" ".join(args), p.returncode, rc_want, needle, p.stderr.strip()))
 
+# numbers and devices: each bad value names the accepted range (--top, --gpu-iters said only "bad"); a
+# device index is digits only ('gpu:+1', 'gpu: 1', 'gpu:-0' passed strtoll and failed in the library);
+# --version takes nothing after it (it ignored 'extra' and exited 0)
+for args, needle in ((("bench", relu, "--top", "99999999999"), "bad --top '99999999999' (expected 0..10000)"),
+                     (("bench", relu, "--gpu-iters", "-1"), "bad --gpu-iters '-1' (expected 0..1000000)"),
+                     (("info", relu, "--plan", "--top", "x"), "bad --top 'x' (expected 0..1000000)"),
+                     (("run", relu, "--device", "gpu:+1"), "bad --device 'gpu:+1'"),
+                     (("run", relu, "--device", "gpu: 1"), "bad --device 'gpu: 1'"),
+                     (("run", relu, "--device", "gpu:-0"), "bad --device 'gpu:-0'"),
+                     (("run", relu, "--iters", "+2"), "bad --iters '+2'"),
+                     (("--version", "extra"), "--version takes no arguments (given 'extra')")):
+    p = rlx(*args)
+    C.check(p.returncode == 2 and needle in p.stderr,
+            "rlx %s: exit %d, want %r: %s" % (" ".join(args), p.returncode, needle, p.stderr.strip()))
+
 # ---------------------------------------------------------------- wording
 p = rlx("bench", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1", "--device", "gpu", "--quiet")
 C.check(p.returncode != 0 or "1 dispatch in 1 GPU submit," in p.stdout, "bench plan line: %s" % p.stdout[-400:])
