@@ -275,6 +275,25 @@ static void sleep_s(double s) {
     nanosleep(&ts, NULL);
 }
 
+/* Two runs of session s given options ro (NULL: none): a long one in
+ * progress and a short one waiting for its turn, then ro's terminate flag
+ * (or, without ro, the session's sticky one) set; both joined. */
+static void stop_in_progress_and_waiting(rlx_session *s, rlx_run_options *ro, looper *busy, looper *waiting) {
+    *busy = (looper){ .s = s, .ro = ro, .m = (int64_t)1 << 62 };
+    *waiting = (looper){ .s = s, .ro = ro, .m = 3 };
+    pthread_t tb, tw;
+    looper_start(busy, &tb);
+    sleep_s(0.1);
+    looper_start(waiting, &tw);
+    sleep_s(0.1);
+    if (ro) CHECK_OK(rlx_run_options_set_terminate(ro, true));
+    else CHECK_OK(rlx_session_set_terminate(s, true));
+    pthread_join(tb, NULL);
+    pthread_join(tw, NULL);
+    looper_end(busy);
+    looper_end(waiting);
+}
+
 static void test_run_options(void) {
     rlx_model *m = loop_model(false);
     rlx_session *s1 = m ? session(m, "cpu", NULL) : NULL, *s2 = m ? session(m, "cpu", "50") : NULL;
@@ -356,34 +375,16 @@ static void test_run_options(void) {
      * waiting: the flag stops both, and the waiting one says it waited (it
      * took the session the first one handed over and said 'run refused',
      * as for a run given options whose flag was set before it began) */
-    looper f = { .s = s1, .ro = r1, .m = (int64_t)1 << 62 }, g = { .s = s1, .ro = r1, .m = 3 };
-    pthread_t tf, tg;
-    looper_start(&f, &tf);
-    sleep_s(0.1);
-    looper_start(&g, &tg);
-    sleep_s(0.1);
-    CHECK_OK(rlx_run_options_set_terminate(r1, true));
-    pthread_join(tf, NULL);
-    pthread_join(tg, NULL);
-    looper_end(&f);
-    looper_end(&g);
+    looper f, g;
+    stop_in_progress_and_waiting(s1, r1, &f, &g);
     CHECK_MSG(f.st == RLX_ERR_CANCELLED && strstr(f.msg, "run cancelled by its run options"), "%s", f.msg);
     CHECK_MSG(g.st == RLX_ERR_CANCELLED && strstr(g.msg, "run cancelled by its run options") &&
                   strstr(g.msg, "while it waited for its turn") && !strstr(g.msg, "refused"),
               "%s", g.msg);
     CHECK_OK(rlx_run_options_set_terminate(r1, false));
     /* the session's sticky flag likewise: the run waiting says it waited */
-    looper h = { .s = s1, .ro = NULL, .m = (int64_t)1 << 62 }, k = { .s = s1, .ro = NULL, .m = 3 };
-    pthread_t th, tk;
-    looper_start(&h, &th);
-    sleep_s(0.1);
-    looper_start(&k, &tk);
-    sleep_s(0.1);
-    CHECK_OK(rlx_session_set_terminate(s1, true));
-    pthread_join(th, NULL);
-    pthread_join(tk, NULL);
-    looper_end(&h);
-    looper_end(&k);
+    looper h, k;
+    stop_in_progress_and_waiting(s1, NULL, &h, &k);
     CHECK_MSG(h.st == RLX_ERR_CANCELLED && strstr(h.msg, "rlx_session_set_terminate"), "%s", h.msg);
     CHECK_MSG(k.st == RLX_ERR_CANCELLED && strstr(k.msg, "rlx_session_set_terminate while it waited for its turn"),
               "%s", k.msg);
