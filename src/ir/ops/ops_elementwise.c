@@ -145,6 +145,15 @@ static rlx_status infer_clip(rlx_infer_ctx *c) {
     return rlx_ictx_set_out_like(c, 0, rlx_ictx_in(c, 0));
 }
 
+/* Gelu: a float unary whose approximate is "none" or "tanh" (ONNX Gelu-20;
+ * another value was refused only when a kernel first ran). */
+static rlx_status infer_gelu(rlx_infer_ctx *c) {
+    const char *ap = rlx_param_str(c->n, "approximate");
+    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0)
+        return rlx_ictx_fail(c, "approximate must be 'none' or 'tanh', got '%s'", ap);
+    return rlx_infer_unary_float(c);
+}
+
 /* Where(cond, x, y): broadcast of three, dtype of x. */
 static rlx_status infer_where(rlx_infer_ctx *c) {
     if (rlx_ictx_in(c, 0)->dtype != RLX_DTYPE_BOOL)
