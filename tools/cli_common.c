@@ -401,7 +401,8 @@ int cli_cmd_options(int argc, char **argv) {
         }
         if (strcmp(argv[i], "--markdown") == 0) md = true;
         else if (strcmp(argv[i], "--json") == 0) json = true;
-        else return cli_usage_error("options", "unknown option '%s'", argv[i]);
+        else if (argv[i][0] == '-') return cli_usage_error("options", "unknown option '%s'", argv[i]);
+        else return cli_usage_error("options", "unexpected argument '%s' (the command lists every key)", argv[i]);
     }
     if (md && json) return cli_usage_error("options", "--markdown and --json cannot be combined");
     if (json) {

@@ -152,7 +152,9 @@ for args, needle in ((("bench", relu, "--top", "99999999999"), "bad --top '99999
                      (("run", relu, "--device", "gpu: 1"), "bad --device 'gpu: 1'"),
                      (("run", relu, "--device", "gpu:-0"), "bad --device 'gpu:-0'"),
                      (("run", relu, "--iters", "+2"), "bad --iters '+2'"),
-                     (("--version", "extra"), "--version takes no arguments (given 'extra')")):
+                     (("--version", "extra"), "--version takes no arguments (given 'extra')"),
+                     (("options", "extra"), "unexpected argument 'extra'"),
+                     (("options", "--extra"), "unknown option '--extra'")):
     p = rlx(*args)
     C.check(p.returncode == 2 and needle in p.stderr,
             "rlx %s: exit %d, want %r: %s" % (" ".join(args), p.returncode, needle, p.stderr.strip()))
