@@ -779,7 +779,10 @@ static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
         for (size_t j0 = 0; j0 < n; j0 += 16) {
             size_t rows = min_sz(16, n - j0);
             float *c = rows < 16 ? tmp : g->c + j0;
-            if (c == tmp) memcpy(tmp, g->c + j0, rows * sizeof *tmp);
+            if (c == tmp) { /* the lanes past n: zeros, read by the update and dropped */
+                memcpy(tmp, g->c + j0, rows * sizeof *tmp);
+                memset(tmp + rows, 0, (16 - rows) * sizeof *tmp);
+            }
             for (size_t pc = 0; pc < g->k; pc += KC) {
                 size_t kc = min_sz(KC, g->k - pc);
                 int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
@@ -831,7 +834,7 @@ static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
         }
         /* a plain B's last n % vw columns: the same chain in scalar fmaf
          * (one rounding, as the vector instruction) */
-        for (size_t j = nv * vw; !panel && j < n; j++) {
+        for (size_t j = nv * vw; j < n; j++) {
             float acc = 0.0f;
             for (size_t p = 0; p < kc; p++) acc = fmaf(ak[p], g->b[(pc + p) * g->ldb + j], acc);
             float *cj = g->c + j;
