@@ -96,6 +96,11 @@ int cli_cmd_options(int argc, char **argv);
 
 /* Parses a whole decimal integer in [lo, hi]; false on junk or range. */
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* The value v of option `flag` as a whole number in [lo, hi]: -1 when it
+ * is one, else the usage error "bad FLAG 'v' (expected lo..hi)" (exit 2),
+ * so that the range is written once. */
+int cli_i64_flag(const char *command, const char *flag, const char *v, int64_t lo, int64_t hi, int64_t *out);
 /* Parses a whole decimal/float number; false on junk or non-finite. */
 bool cli_parse_f64(const char *s, double *out);
 

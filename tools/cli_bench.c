@@ -94,11 +94,13 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         }
         if (cli_opt_value(argc, argv, &i, "--gpu-iters", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, 1000000, &o->gpu_iters)) return cli_usage_error("bench", "bad --gpu-iters '%s' (expected 0..1000000)", v);
+            int rc = cli_i64_flag("bench", "--gpu-iters", v, 0, 1000000, &o->gpu_iters);
+            if (rc >= 0) return rc;
             o->gpu_iters_given = true;
         } else if (cli_opt_value(argc, argv, &i, "--top", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, 10000, &o->top)) return cli_usage_error("bench", "bad --top '%s' (expected 0..10000)", v);
+            int rc = cli_i64_flag("bench", "--top", v, 0, 10000, &o->top);
+            if (rc >= 0) return rc;
             top_given = true;
         } else if (cli_opt_value(argc, argv, &i, "--profile", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;

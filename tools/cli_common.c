@@ -126,6 +126,11 @@ bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
     return true;
 }
 
+int cli_i64_flag(const char *command, const char *flag, const char *v, int64_t lo, int64_t hi, int64_t *out) {
+    if (cli_parse_i64(v, lo, hi, out)) return -1;
+    return cli_usage_error(command, "bad %s '%s' (expected %lld..%lld)", flag, v, (long long)lo, (long long)hi);
+}
+
 bool cli_parse_f64(const char *s, double *out) {
     if (!s || !*s) return false;
     char *end;

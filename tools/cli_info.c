@@ -433,7 +433,8 @@ int cli_cmd_info(int argc, char **argv) {
             device = opt;
         } else if (cli_opt_value(argc, argv, &i, "--top", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(opt, 0, 1000000, &top)) return cli_usage_error("info", "bad --top '%s' (expected 0..1000000)", opt);
+            int rc = cli_i64_flag("info", "--top", opt, 0, 1000000, &top);
+            if (rc >= 0) return rc;
             top_given = true;
         } else if (err) {
             return CLI_EXIT_USAGE;

@@ -70,12 +70,12 @@ int cli_model_arg(int argc, char **argv, int *i, const char *command, int64_t it
             return cli_usage_error(command, "bad --shape '%s': %s", v, why);
     } else if (cli_opt_value(argc, argv, i, "--warmup", &v, command, &err)) {
         if (err) return CLI_EXIT_USAGE;
-        if (!cli_parse_i64(v, 0, 1000000, &m->warmup))
-            return cli_usage_error(command, "bad --warmup '%s' (expected 0..1000000)", v);
+        int rc = cli_i64_flag(command, "--warmup", v, 0, 1000000, &m->warmup);
+        if (rc >= 0) return rc;
     } else if (cli_opt_value(argc, argv, i, "--iters", &v, command, &err)) {
         if (err) return CLI_EXIT_USAGE;
-        if (!cli_parse_i64(v, iters_min, 1000000, &m->iters))
-            return cli_usage_error(command, "bad --iters '%s' (expected %lld..1000000)", v, (long long)iters_min);
+        int rc = cli_i64_flag(command, "--iters", v, iters_min, 1000000, &m->iters);
+        if (rc >= 0) return rc;
     } else if (cli_opt_value(argc, argv, i, "--seed", &v, command, &err)) {
         if (err) return CLI_EXIT_USAGE;
         if (!cli_parse_i64(v, 0, INT64_MAX, &n))

@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from . import Error, Model, Session, _check, _load, adapters
+from . import Error, Model, Session, _check, _load, _name, adapters
 
 CPU = "CPUExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
@@ -235,12 +235,6 @@ def _text(v) -> str:
     return bytes(v).decode("utf-8", errors="replace")
 
 
-def _name_text(v) -> str:
-    # as rlx.Model names values (rlx._name), so that the declared shapes
-    # are found by the names of bytes that are not UTF-8 too
-    return bytes(v).decode("utf-8", errors="surrogateescape")
-
-
 def _declared_shape(value_info):
     """The dims a graph input/output's ValueInfoProto declares (1 name, 2
     TypeProto: 1 tensor_type: 2 shape: 1 dim: 1 dim_value | 2 dim_param):
@@ -248,7 +242,7 @@ def _declared_shape(value_info):
     name, dims = "", None
     for f, w, v in _fields(value_info):
         if w == 2 and f == 1:
-            name = _name_text(v)
+            name = _name(bytes(v))  # as rlx.Model names values: non-UTF-8 bytes as surrogate escapes
         elif w == 2 and f == 2:
             for tf, tw, tv in _fields(v):
                 if tf != 1 or tw != 2:
@@ -263,7 +257,7 @@ def _declared_shape(value_info):
                                     if xf == 1 and xw == 0:
                                         dim = xv
                                     elif xf == 2 and xw == 2:
-                                        dim = _name_text(xv)
+                                        dim = _name(bytes(xv))
                                 dims.append(dim)
     return name, dims
 
