@@ -2210,6 +2210,37 @@ static void items_fn(void *ctx, size_t item, float *scratch) {
     atomic_fetch_add(&r->runs[item], 1);
 }
 
+/* rlx_nn_act_f32 (the fused activations' epilogue: Gemm, MatMul,
+ * ConvTranspose): Relu and Clip over vectors must give rlx_act_apply's bits
+ * element by element, NaN payloads, -0, infinities, ties with the bounds,
+ * a NaN bound and lo > hi included, at lengths around the vector width and
+ * at offsets that are not vector-aligned; the other activations too. */
+static void test_act_epilogue_bits(void) {
+    static const struct {
+        rlx_act_kind kind;
+        float alpha, beta;
+    } acts[] = { { RLX_ACT_RELU, 0, 0 },        { RLX_ACT_CLIP, -0.5f, 1.0f },      { RLX_ACT_CLIP, 0.0f, 0.0f },
+                 { RLX_ACT_CLIP, 2.0f, -1.0f }, { RLX_ACT_CLIP, NAN, 1.0f },        { RLX_ACT_LEAKYRELU, 0.1f, 0 },
+                 { RLX_ACT_HARDSIGMOID, 0.2f, 0.5f }, { RLX_ACT_SIGMOID, 0, 0 } };
+    static const size_t lens[] = { 1, 15, 16, 17, 37, 100, 20000 };
+    float *buf = malloc(20001 * sizeof(float)), *want = malloc(20001 * sizeof(float));
+    for (size_t a = 0; a < ARRAY_LEN(acts); a++)
+        for (size_t l = 0; l < ARRAY_LEN(lens); l++) {
+            rlx_act act = { .kind = acts[a].kind, .alpha = acts[a].alpha, .beta = acts[a].beta };
+            size_t off = l % 2, n = lens[l];
+            for (size_t i = 0; i < n; i++) {
+                float v = i % 3 ? (float)((double)(test_rand_u64() % 2001) / 500.0 - 2.0) : special_value();
+                if (i % 7 == 0) v = i % 2 ? act.alpha : act.beta; /* ties with the bounds */
+                buf[off + i] = v;
+                want[i] = rlx_act_apply(&act, v);
+            }
+            rlx_nn_act_f32(&act, buf + off, n);
+            CHECK_MSG(memcmp(buf + off, want, n * sizeof(float)) == 0, "act %d (%g, %g), %zu elements: not the bits "
+                      "of rlx_act_apply", (int)act.kind, act.alpha, act.beta, n);
+        }
+    free(buf), free(want);
+}
+
 static void test_run_items(void) {
     static items_rec r;
     const size_t counts[] = { 0, 1, 2, 3, 7, 64, 1001 };
@@ -2582,6 +2613,7 @@ int main(void) {
     test_conv_channels_in_lanes();
     test_conv_mobilenet_v2();
     test_conv_transpose();
+    test_act_epilogue_bits();
     test_pools();
     test_resize_nearest();
     test_gemm_split();

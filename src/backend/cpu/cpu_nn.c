@@ -125,8 +125,14 @@ static void act_range(void *ctx, size_t b, size_t e) {
     const act_job *j = ctx;
     const rlx_act *a = j->a;
     float *y = j->y;
+    if (a->kind == RLX_ACT_NONE) return;
+    /* Relu and Clip over AVX-512 vectors where the CPU has them (the rows'
+     * selects: the same bits), the rest below; as scalar loops the
+     * comparisons become branches that mispredict on signs that vary
+     * (ConvTranspose + Relu at 24 x 320 x 320: 4.8 of its 8.8 ms) */
+    if (a->kind == RLX_ACT_RELU || a->kind == RLX_ACT_CLIP)
+        b += rlx_cpu_ew_bin_vec_f32(a->kind, y + b, y + b, y + b, a->alpha, a->beta, e - b);
     switch (a->kind) { /* the frequent ones without the switch in the loop */
-    case RLX_ACT_NONE: return;
     case RLX_ACT_RELU:
         for (size_t i = b; i < e; i++) y[i] = rlx_ew_f32_RELU(y[i], 0.0f, 0.0f, 0.0f, 0.0f); /* NaN stays */
         return;
