@@ -347,6 +347,12 @@ static void run_convt(const conv_case *c, rlx_act_kind act) {
     rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
 }
 
+static void path_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd,
+                      void (*set_ref)(void), void (*set_fast)(void), const int *lims, int nl, const char *fast,
+                      const char *ref);
+static void convt_force_col2im(void) { rlx_nn_convt_force(1); }
+static void convt_force_none(void) { rlx_nn_convt_force(0); }
+
 static void test_conv_transpose(void) {
     static const conv_case cases[] = {
         { "2x2 stride 2 (FPN upsampling)", 2, 1, 16, 24, 1, { 9, 11 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
@@ -355,6 +361,54 @@ static void test_conv_transpose(void) {
         { "1-D stride 3", 1, 1, 5, 7, 1, { 13 }, { 4 }, { 3 }, { 1 }, { 1 }, { 2 }, 1 },
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_convt(&cases[i], k_acts[(i * 3 + 1) % ARRAY_LEN(k_acts)]);
+}
+
+/* ConvTranspose with kernel == stride (no pads, dilation 1): the disjoint
+ * path (each column written once where its tap lands, bias and activation
+ * on the way) against the reference, and its bits against the GEMM +
+ * col2im path's at 1, 2 and 5 threads (outputs poisoned: an element it
+ * leaves unwritten fails). Shapes: PP-OCR's DB head (2x2 stride 2, 24 ->
+ * 24 and 24 -> 1), odd widths, 1-D and 3-D, groups, kernel 1, unequal
+ * strides, batch 3, several row blocks, c_in past one 256-step k panel. */
+static void test_conv_transpose_disjoint(void) {
+    static const conv_case cases[] = {
+        { "2x2 s2 24->24 (DB head)", 2, 1, 24, 24, 1, { 20, 20 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "2x2 s2 24->1, odd width", 2, 1, 24, 1, 1, { 40, 37 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 0 },
+        { "1-D 3 s3", 1, 1, 5, 7, 1, { 13 }, { 3 }, { 3 }, { 1 }, { 0 }, { 0 }, 1 },
+        { "3-D 2x2x2 s2", 3, 1, 4, 6, 1, { 3, 5, 4 }, { 2, 2, 2 }, { 2, 2, 2 }, { 1, 1, 1 }, { 0 }, { 0 }, 1 },
+        { "group 2", 2, 1, 8, 6, 2, { 7, 9 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "kernel 1", 2, 1, 12, 10, 1, { 6, 6 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 0 },
+        { "2x3 s(2,3), batch 3", 2, 3, 6, 5, 1, { 10, 4 }, { 2, 3 }, { 2, 3 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "2x2 s2 wide (row blocks)", 2, 1, 24, 24, 1, { 64, 64 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "2x2 s2 c_in 300 (two k panels)", 2, 1, 300, 4, 1, { 5, 6 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+    };
+    static const int lims[] = { 1, 2, 5 };
+    size_t runs0 = rlx_nn_convt_disjoint_runs();
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        const conv_case *c = &cases[i];
+        rlx_act_kind act = k_acts[(i * 5 + 1) % ARRAY_LEN(k_acts)];
+        run_convt(c, act);
+        int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cin, c->cout / c->group }, bd[1] = { c->cout }, yd[5] = { c->n, c->cout };
+        for (int d = 0; d < c->nsp; d++) xd[2 + d] = c->in[d], wd[2 + d] = c->k[d], yd[2 + d] = c->in[d] * c->s[d];
+        node_attrs st = { .n = 0 };
+        attr_ints(&st, "kernel_shape", c->nsp, c->k);
+        attr_ints(&st, "strides", c->nsp, c->s);
+        attr_int(&st, "group", c->group);
+        act_attrs(&st, act);
+        rlx_node n = make_node("ConvTranspose", 11, c->bias ? 3 : 2, 1, &st);
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, xd, -1, 1);
+        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
+        rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+        const rlx_tensor *in[3] = { x, w, b };
+        char what[160];
+        snprintf(what, sizeof what, "ConvTranspose %s, act %d", c->name, (int)act);
+        path_bits(what, &n, in, 2 + c->nsp, yd, convt_force_col2im, convt_force_none, lims, (int)ARRAY_LEN(lims),
+                  "disjoint", "GEMM + col2im");
+        rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+    }
+    /* each case ran it twice in run_convt (fast_vs_ref: plain and packed) and once a thread limit */
+    CHECK_MSG(rlx_nn_convt_disjoint_runs() - runs0 >= ARRAY_LEN(cases) * ARRAY_LEN(lims),
+              "the disjoint path ran %zu times", rlx_nn_convt_disjoint_runs() - runs0);
 }
 
 /* The depthwise paths' runs: the in-register activations (none, Relu,
@@ -2613,6 +2667,7 @@ int main(void) {
     test_conv_channels_in_lanes();
     test_conv_mobilenet_v2();
     test_conv_transpose();
+    test_conv_transpose_disjoint();
     test_act_epilogue_bits();
     test_pools();
     test_resize_nearest();

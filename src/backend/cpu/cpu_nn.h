@@ -202,6 +202,14 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
  * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256).
  * rlx_nn_pw_runs: how many convolutions it has run in this process. */
 void rlx_nn_pw_force(int path);
+/* For tests and measurements: whether a ConvTranspose whose kernel equals
+ * its stride (no pads, dilation 1: each output element one tap) takes the
+ * disjoint path (cpu_nn_conv.c: per block of input rows its GEMM, then each
+ * column written once, bias and activation on the way) from now on: 0 by
+ * shape (the default), 1 never (the GEMM + col2im path; the same bits).
+ * rlx_nn_convt_disjoint_runs: how many it has run in this process. */
+void rlx_nn_convt_force(int path);
+size_t rlx_nn_convt_disjoint_runs(void);
 size_t rlx_nn_pw_runs(void);
 /* For tests and measurements: whether the pointwise path reads the
  * positions of strided 2-D convolutions from phase rows of the padded

@@ -27,6 +27,7 @@
  * an f16 node (fp16 models on GPU plans) runs the reference, which adds r
  * to each sum in f32 and rounds once. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,6 +337,92 @@ static rlx_status convt_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const 
     return RLX_OK;
 }
 
+/* --- kernel == stride: every output element takes one tap (disjoint) */
+
+static int g_convt_force; /* rlx_nn_convt_force: 0 by shape, 1 never the disjoint path */
+static atomic_size_t g_convt_runs;
+
+void rlx_nn_convt_force(int path) { g_convt_force = path; }
+
+size_t rlx_nn_convt_disjoint_runs(void) { return atomic_load(&g_convt_runs); }
+
+/* Whether each output element of s receives exactly one (input position,
+ * tap) pair: kernel == stride, dilation 1, no pads and out = in x stride
+ * on every axis (FPN / U-Net upsampling, PP-OCR's DB head: 2x2 stride 2). */
+static bool convt_disjoint(const rlx_nn_sp3 *s) {
+    if (g_convt_force == 1 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
+    for (int i = 0; i < 3; i++)
+        if (s->k[i] != s->s[i] || s->d[i] != 1 || s->pb[i] || s->out[i] != s->in[i] * s->s[i]) return false;
+    return true;
+}
+
+typedef struct convt_job {
+    const rlx_nn_sp3 *s;
+    const float *x, *w, *b;
+    float *y;
+    rlx_act act;
+    size_t c_in, c_out, cig, cog, groups, rows; /* rows: cog x taps, the GEMM's */
+    size_t in_rows, rpb, blocks;                /* input rows (in[0] x in[1]), rows per block, blocks per (n, g) */
+} convt_job;
+
+/* One block of input rows of one (image, group): its columns
+ * col[(oc, kk), j] = sum over the group's ci of w[ci, oc, kk] x[ci, p0 + j]
+ * (the sgemm, on this thread), then each written once where its tap lands,
+ * act(col + b): the bits of the col2im path (bias, then the one column
+ * added; then the activation), with no fill and no second pass. */
+static void convt_disjoint_item(void *ctx, size_t item, float *col) {
+    const convt_job *j = ctx;
+    const rlx_nn_sp3 *s = j->s;
+    size_t blk = item % j->blocks, ng = item / j->blocks, n = ng / j->groups, gi = ng % j->groups;
+    size_t r0 = blk * j->rpb, r1 = r0 + j->rpb < j->in_rows ? r0 + j->rpb : j->in_rows;
+    size_t w2 = (size_t)s->in[2], np = (r1 - r0) * w2, o2n = (size_t)s->out[2], s2 = (size_t)s->s[2];
+    const float *xg = j->x + (n * j->c_in + gi * j->cig) * s->in_sp;
+    rlx_cpu_sgemm(true, false, j->rows, np, j->cig, 1.0f, j->w + gi * j->cig * j->rows, j->rows, xg + r0 * w2,
+                  s->in_sp, 0.0f, col, np);
+    for (size_t oc = 0; oc < j->cog; oc++) {
+        size_t co = gi * j->cog + oc;
+        float bv = j->b ? j->b[co] : 0.0f, *yo = j->y + (n * j->c_out + co) * s->out_sp;
+        const float *cc = col + oc * s->ksz * np;
+        for (size_t r = r0; r < r1; r++) {
+            size_t a0 = r / (size_t)s->in[1], a1 = r % (size_t)s->in[1];
+            for (size_t k0 = 0; k0 < (size_t)s->k[0]; k0++)
+                for (size_t k1 = 0; k1 < (size_t)s->k[1]; k1++) {
+                    size_t o0 = a0 * (size_t)s->s[0] + k0, o1 = a1 * (size_t)s->s[1] + k1;
+                    float *yr = yo + (o0 * (size_t)s->out[1] + o1) * o2n;
+                    const float *cr = cc + (k0 * (size_t)s->k[1] + k1) * s2 * np + (r - r0) * w2;
+                    for (size_t k2 = 0; k2 < s2; k2++, cr += np)
+                        for (size_t t = 0; t < w2; t++) yr[t * s2 + k2] = cr[t] + bv;
+                    rlx_nn_act_f32_serial(&j->act, yr, o2n);
+                }
+        }
+    }
+}
+
+/* The disjoint ConvTranspose on the pool: blocks of whole input rows per
+ * (image, group), each its own GEMM and scatter (the column block stays in
+ * L2: 256 KiB at most, at least 4 blocks a thread where the rows allow). */
+static rlx_status convt_disjoint_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    const rlx_tensor *bt = rlx_nn_in(k, 2);
+    convt_job j = { .s = s, .x = k->in[0]->data, .w = k->in[1]->data, .b = bt ? bt->data : NULL,
+                    .y = k->out[0]->data, .act = rlx_node_act(k->n), .c_in = (size_t)g->c_in,
+                    .c_out = (size_t)g->c_out, .groups = (size_t)g->group };
+    j.cig = j.c_in / j.groups, j.cog = j.c_out / j.groups, j.rows = j.cog * s->ksz;
+    j.in_rows = (size_t)s->in[0] * (size_t)s->in[1];
+    size_t w2 = (size_t)s->in[2], jobs = (size_t)g->n * j.groups;
+    if (!j.rows || !j.in_rows || !w2 || !jobs) return RLX_OK; /* an empty output */
+    size_t by_cache = ((size_t)64 << 10) / (j.rows * w2), want = 4 * (size_t)rlx_parallel_threads();
+    size_t by_threads = jobs >= want ? j.in_rows : (j.in_rows * jobs + want - 1) / want;
+    j.rpb = by_cache < by_threads ? by_cache : by_threads;
+    if (j.rpb < 1) j.rpb = 1;
+    j.blocks = (j.in_rows + j.rpb - 1) / j.rpb;
+    size_t slot;
+    if (!rlx_mul_ok(j.rows, j.rpb * w2, &slot))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "ConvTranspose column block of %zu x %zu too large", j.rows,
+                            j.rpb * w2);
+    atomic_fetch_add(&g_convt_runs, 1);
+    return rlx_nn_run_items(k, jobs * j.blocks, slot, convt_disjoint_item, &j);
+}
+
 rlx_status rlx_cpu_nn_conv_transpose(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *w = k->in[1];
     rlx_conv_geom g;
@@ -345,6 +432,7 @@ rlx_status rlx_cpu_nn_conv_transpose(rlx_cpu_kctx *k) {
     rlx_nn_sp3_init(&g, &s);
     int64_t cig = g.c_in / g.group, cog = g.c_out / g.group;
     bool fits = cog * (int64_t)s.ksz <= RLX_NN_BLAS_MAX && (int64_t)s.in_sp <= RLX_NN_BLAS_MAX && cig <= RLX_NN_BLAS_MAX;
-    if (!k->reference && x->dtype == RLX_DTYPE_F32 && fits) return convt_gemm_f32(k, &g, &s);
+    if (!k->reference && x->dtype == RLX_DTYPE_F32 && fits)
+        return cig > 0 && convt_disjoint(&s) ? convt_disjoint_f32(k, &g, &s) : convt_gemm_f32(k, &g, &s);
     return convt_reference(k, &g);
 }
