@@ -184,6 +184,16 @@ onnx.save(gelu_m, gelu_p)
 p = rlx("info", gelu_p)
 C.check(p.returncode == 2 and "node 'g1' (Gelu): approximate must be 'none' or 'tanh', got 'bogus'" in p.stderr,
         "Gelu approximate='bogus': exit %d: %s" % (p.returncode, p.stderr.strip()))
+# Mod's fmod: 0 with float inputs, or a value other than 0 and 1, fails the load naming the node (the float
+# case was refused only when a kernel ran, as RLX_ERR_INVALID_ARGUMENT; fmod=2 ran as fmod=1)
+for fm, dt, want in ((0, T.FLOAT, "fmod must be 1 for floating-point inputs (input has dtype f32)"),
+                     (2, T.INT32, "fmod must be 0 or 1, got 2")):
+    mod_p = save_graph("mod_fmod%d" % fm, h.make_graph(
+        [h.make_node("Mod", ["a", "b"], ["y"], fmod=fm, name="m1")], "g", [vi("a", dt, [2]), vi("b", dt, [2])],
+        [vi("y", dt, [2])]))
+    p = rlx("info", mod_p)
+    C.check(p.returncode == 2 and "node 'm1' (Mod): " + want in p.stderr,
+            "Mod fmod=%d: exit %d: %s" % (fm, p.returncode, p.stderr.strip()))
 rs_m = save_graph("resize_inf", h.make_graph(
     [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])],
     [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))
