@@ -194,6 +194,19 @@ for fm, dt, want in ((0, T.FLOAT, "fmod must be 1 for floating-point inputs (inp
     p = rlx("info", mod_p)
     C.check(p.returncode == 2 and "node 'm1' (Mod): " + want in p.stderr,
             "Mod fmod=%d: exit %d: %s" % (fm, p.returncode, p.stderr.strip()))
+# Resize given both scales and sizes, or tf_crop_and_resize without roi, fails the load naming the node (both
+# were refused only when a kernel ran, the second as RLX_ERR_INVALID_ARGUMENT)
+sc4 = h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, 2.0, 2.0])
+for name, node, inits, want in (
+        ("resize_both", h.make_node("Resize", ["x", "", "sc", "sz"], ["y"], name="r1"),
+         [sc4, h.make_tensor("sz", T.INT64, [4], [1, 1, 4, 4])],
+         "node 'r1' (Resize): only one of scales and sizes may be given (scales has 4 values, sizes 4)"),
+        ("resize_tf_noroi", h.make_node("Resize", ["x", "", "sc"], ["y"], name="r2",
+                                        coordinate_transformation_mode="tf_crop_and_resize"), [sc4],
+         "node 'r2' (Resize): coordinate_transformation_mode tf_crop_and_resize needs roi")):
+    rp = save_graph(name, h.make_graph([node], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])], [vi("y", T.FLOAT, None)], inits))
+    p = rlx("info", rp)
+    C.check(p.returncode == 2 and want in p.stderr, "%s: exit %d: %s" % (name, p.returncode, p.stderr.strip()))
 rs_m = save_graph("resize_inf", h.make_graph(
     [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])],
     [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))
