@@ -278,6 +278,19 @@ if_const = save("if_cond_const", [h.make_node("If", ["c2"], ["y"], name="if1", t
 expect(["info", if_const], 2, ["RLX_ERR_INVALID_MODEL", "node 'if1' (If): cond 'c2' must have one element, got shape [2]"],
        "If constant cond of 2 elements")
 
+# QLinearMatMul's y_scale / y_zero_point with no element: found only when the kernel ran, as the model's fault
+# (RLX_ERR_INVALID_MODEL) even where the caller fed it; now the load (a constant's) or the plan for the fed shapes
+qm_ins = [fvi("a", [2, 3], T.UINT8), fvi("as", [], T.FLOAT), fvi("az", [], T.UINT8), fvi("b", [3, 2], T.UINT8),
+          fvi("bs", [], T.FLOAT), fvi("bz", [], T.UINT8), fvi("ys", [], T.FLOAT)]
+qm_node = h.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"], name="qmm")
+qm_const = save("qmm_yzp_empty", [qm_node], qm_ins, [fvi("y", None, T.UINT8)], [h.make_tensor("yz", T.UINT8, [0], [])])
+expect(["info", qm_const], 2, ["RLX_ERR_INVALID_MODEL", "node 'qmm' (QLinearMatMul): y_zero_point has shape [0]; it must "
+                               "have one element"], "QLinearMatMul constant y_zero_point of 0 elements")
+qm_fed = save("qmm_yzp_fed", [qm_node], qm_ins + [fvi("yz", ["n"], T.UINT8)], [fvi("y", None, T.UINT8)])
+expect(["run", qm_fed, "--shape", "yz=0", "--iters", "0"], 2,
+       ["RLX_ERR_INVALID_ARGUMENT", "input shapes", "node 'qmm' (QLinearMatMul): y_zero_point has shape [0]"],
+       "QLinearMatMul fed y_zero_point of 0 elements")
+
 # ---------------------------------------------------------------- bindings
 # A sanitizer build's librlx.so cannot be loaded into an uninstrumented
 # Python; the checks above cover it through the programs.
