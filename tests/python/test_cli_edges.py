@@ -213,6 +213,26 @@ rs_m = save_graph("resize_inf", h.make_graph(
 p = rlx("run", rs_m, "--quiet", "--iters", "1")
 C.check(p.returncode == 2 and "must be finite and positive" in p.stderr, "Resize inf scale: exit %d: %s" % (p.returncode, p.stderr.strip()))
 
+# ---------------------------------------------------------------- input names holding '='
+# --input and --shape split NAME=VALUE at the first '=', so an input named 'a=b' could be neither fed nor shaped
+# ("the model has no input 'a'"; rlx info --shape split at the last); now --shape splits at the last '=' and
+# --input at the '=' after which the name is the model's (a file name may hold one too)
+eq_m = save_graph("eq_name", h.make_graph([h.make_node("Relu", ["a=b"], ["y"])], "g", [vi("a=b", T.FLOAT, ["n", 3])],
+                                          [vi("y", T.FLOAT, None)]))
+eq_npy = os.path.join(TMP, "in=1.npy")
+np.save(eq_npy, np.array([[-1, 2, -3], [4, -5, 6]], np.float32))
+p = rlx("run", eq_m, "--input", "a=b=" + eq_npy, "--iters", "0", "--output-dir", os.path.join(TMP, "eq_out"))
+C.check(p.returncode == 0 and "from " + eq_npy in p.stdout,
+        "--input a=b=FILE: exit %d: %s %s" % (p.returncode, p.stdout[-300:], p.stderr.strip()))
+if p.returncode == 0:
+    C.check(np.array_equal(np.load(os.path.join(TMP, "eq_out", "y.npy")), [[0, 2, 0], [4, 0, 6]]), "--input a=b=FILE: y")
+p = rlx("run", eq_m, "--shape", "a=b=4x3", "--iters", "0")
+C.check(p.returncode == 0 and "[4,3]" in p.stdout, "--shape a=b=4x3: exit %d: %s" % (p.returncode, p.stderr.strip()))
+p = rlx("run", eq_m, "--input", "a=b=" + eq_npy, "--input", "a=b=" + eq_npy, "--iters", "0")
+C.check(p.returncode == 2 and "--input given twice for 'a=b'" in p.stderr, "--input a=b twice: %s" % p.stderr.strip())
+p = rlx("run", eq_m, "--input", "a=" + eq_npy, "--iters", "0")
+C.check(p.returncode == 2 and "the model has no input 'a'" in p.stderr, "--input a=FILE: %s" % p.stderr.strip())
+
 # ---------------------------------------------------------------- file paths with terminal escapes
 esc_dir = os.path.join(TMP, "o\x1b[1mdir")
 esc_model = os.path.join(TMP, "e\x1b[31mvil\x07.onnx")
