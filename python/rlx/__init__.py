@@ -228,6 +228,12 @@ def _option_text(key: str, value) -> str:
     TypeError naming the key, its type and its values, as for a float or
     None. An unknown key is left to rlx_options_set (rlx.Error naming it)."""
     global _option_kinds
+    # numpy's integers and bools are ints and bools here, as
+    # SessionOptions.intra_op_num_threads and Session.set_run_timeout take them
+    if isinstance(value, np.bool_):
+        value = bool(value)
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)
     if not isinstance(value, (str, bool, int)):
         raise TypeError(f"option {key}={value!r}: expected str, bool or int, got {type(value).__name__}")
     if not isinstance(value, bool):
