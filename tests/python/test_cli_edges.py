@@ -207,6 +207,14 @@ for name, node, inits, want in (
     rp = save_graph(name, h.make_graph([node], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])], [vi("y", T.FLOAT, None)], inits))
     p = rlx("info", rp)
     C.check(p.returncode == 2 and want in p.stderr, "%s: exit %d: %s" % (name, p.returncode, p.stderr.strip()))
+# Where's X and Y of different types fail the load naming the node (the kernel read Y as X's type: an i64 Y under
+# an f32 X gave denormals, a u8 Y under an i64 X was read past its end)
+wh_p = save_graph("where_types", h.make_graph(
+    [h.make_node("Where", ["c", "x", "z"], ["y"], name="w1")], "g",
+    [vi("c", T.BOOL, [3]), vi("x", T.INT64, [3]), vi("z", T.UINT8, [3])], [vi("y", T.INT64, [3])]))
+p = rlx("info", wh_p)
+C.check(p.returncode == 2 and "node 'w1' (Where): X 'x' has dtype i64 and Y 'z' has u8; they must match" in p.stderr,
+        "Where i64/u8: exit %d: %s" % (p.returncode, p.stderr.strip()))
 rs_m = save_graph("resize_inf", h.make_graph(
     [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])],
     [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))

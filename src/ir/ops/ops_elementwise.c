@@ -170,6 +170,13 @@ static rlx_status infer_mod(rlx_infer_ctx *c) {
 static rlx_status infer_where(rlx_infer_ctx *c) {
     if (rlx_ictx_in(c, 0)->dtype != RLX_DTYPE_BOOL)
         return rlx_ictx_fail(c, "condition must be bool, got %s", rlx_dtype_name(rlx_ictx_in(c, 0)->dtype));
+    /* X and Y of one type (ONNX T): the kernel read Y's elements as X's type
+     * (an i64 Y under an f32 X gave denormals, a u8 Y under an i64 X was
+     * read past its end) */
+    const rlx_value *x = rlx_ictx_in(c, 1), *y = rlx_ictx_in(c, 2);
+    if (x->dtype != y->dtype && x->dtype != RLX_DTYPE_UNDEFINED && y->dtype != RLX_DTYPE_UNDEFINED)
+        return rlx_ictx_fail(c, "X '%s' has dtype %s and Y '%s' has %s; they must match", x->name,
+                             rlx_dtype_name(x->dtype), y->name, rlx_dtype_name(y->dtype));
     return broadcast_all(c, rlx_ictx_in(c, 1)->dtype, 0, 0);
 }
 
