@@ -215,6 +215,16 @@ wh_p = save_graph("where_types", h.make_graph(
 p = rlx("info", wh_p)
 C.check(p.returncode == 2 and "node 'w1' (Where): X 'x' has dtype i64 and Y 'z' has u8; they must match" in p.stderr,
         "Where i64/u8: exit %d: %s" % (p.returncode, p.stderr.strip()))
+# GatherElements / ScatterElements indices larger than data off the axis fail the load naming the node (the
+# kernels refused them only when they ran, as RLX_ERR_INVALID_ARGUMENT, the caller's fault)
+for op, extra, inits in (("GatherElements", [], []),
+                         ("ScatterElements", ["u"], [h.make_tensor("u", T.FLOAT, [1, 4], [1.0] * 4)])):
+    ge_p = save_graph("elements_" + op, h.make_graph(
+        [h.make_node(op, ["x", "i"] + extra, ["y"], name="ge", axis=0)], "g", [vi("x", T.FLOAT, [2, 3])],
+        [vi("y", T.FLOAT, None)], [h.make_tensor("i", T.INT64, [1, 4], [0] * 4)] + inits))
+    p = rlx("info", ge_p)
+    C.check(p.returncode == 2 and "node 'ge' (%s): indices dim 1 (4) exceeds the data's (3)" % op in p.stderr,
+            "%s indices [1,4] on data [2,3]: exit %d: %s" % (op, p.returncode, p.stderr.strip()))
 rs_m = save_graph("resize_inf", h.make_graph(
     [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])],
     [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))
