@@ -266,6 +266,12 @@ def _info(v: _ValueInfo) -> dict:
             "shape": dims if v.rank >= 0 else None}
 
 
+def _model_arg_error(who: str, model) -> str:
+    hint = " (as bytes: arr.tobytes())" if isinstance(model, np.ndarray) else ""
+    return (f"{who} takes a path (str or os.PathLike) or the model's bytes (bytes, bytearray or memoryview), "
+            f"got {type(model).__name__}{hint}")
+
+
 class Model:
     """An imported ONNX model: Model(path) reads a file (rlx_model_load_onnx);
     Model(data) with bytes, bytearray or memoryview (a serialized ModelProto,
@@ -285,6 +291,9 @@ class Model:
             _check(lib.rlx_model_load_onnx_memory(data.ctypes.data if data.size else None, data.size, c_dir,
                                                   ctypes.byref(self._h)))
             return
+        if not isinstance(model, (str, os.PathLike)):
+            # _c_string said "path must be a str, got ndarray"; the model's bytes are welcome too
+            raise TypeError(_model_arg_error("rlx.Model", model))
         if base_dir is not None:
             raise TypeError("base_dir applies to a model given as bytes; a file's external data is read "
                             "next to the file")
