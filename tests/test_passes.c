@@ -587,6 +587,67 @@ out:
     rlx_tensor_destroy(k);
 }
 
+/* A kernel that refuses the values it folds (an integer division by zero,
+ * an index out of range) fails on the model's own constants with
+ * RLX_ERR_INVALID_MODEL naming the node; only values that came from the
+ * bound input shapes make it the caller's fault (RLX_ERR_INVALID_ARGUMENT
+ * with those shapes). Both said "the model does not accept the input
+ * shapes x=[2]", and a model without inputs "... input shapes : ". */
+static void fold_fault_model(const char *op, bool from_shape, rlx_model **out) {
+    rlx_model *m = NULL;
+    int64_t d = from_shape ? -1 : 2;
+    CHECK_OK(rlx_model_create(13, &m));
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_I64, 1, &d, from_shape ? (const char *[]){ "n" } : NULL));
+    int64_t two = 2, av[2] = { 7, 8 }, bv[2] = { 0, 5 };
+    rlx_tensor *a = test_tensor_i64(1, &two, av), *b = test_tensor_i64(1, &two, bv);
+    CHECK_OK(rlx_model_add_initializer(m, "a", a));
+    CHECK_OK(rlx_model_add_initializer(m, "b", b));
+    const char *rhs = "b";
+    if (from_shape) {
+        CHECK_OK(rlx_model_add_node(m, "Shape", "shp", 1, (const char *[]){ "x" }, 1, (const char *[]){ "s" }, 0, NULL));
+        rhs = "s";
+    }
+    CHECK_OK(rlx_model_add_node(m, op, "bad", 2, (const char *[]){ "a", rhs }, 1, (const char *[]){ "q" }, 0, NULL));
+    if (from_shape) {
+        CHECK_OK(rlx_model_add_node(m, "Identity", "id", 1, (const char *[]){ "q" }, 1, (const char *[]){ "y" }, 0, NULL));
+    } else {
+        CHECK_OK(rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "q", "x" }, 1, (const char *[]){ "y" }, 0, NULL));
+    }
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+    *out = m;
+}
+
+static void fold_fault_case(const char *op, bool from_shape, int64_t xlen, rlx_status want, const char *msg) {
+    rlx_model *m = NULL;
+    fold_fault_model(op, from_shape, &m);
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    int64_t xv[2] = { 1, 1 };
+    rlx_tensor *x = test_tensor_i64(1, &xlen, xv);
+    rlx_tensor **out = NULL;
+    size_t n = 0;
+    CHECK_FAILS(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &out, &n), want, msg);
+    CHECK_MSG((want == RLX_ERR_INVALID_ARGUMENT) == (strstr(rlx_last_error(), "input shapes x=[") != NULL),
+              "%s: %s", op, rlx_last_error());
+    test_free_outputs(out, (int)n);
+    rlx_tensor_destroy(x);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
+static void test_fold_kernel_fault(void) {
+    fold_fault_case("Div", false, 2, RLX_ERR_INVALID_MODEL, "node 'bad' (Div): integer division by zero");
+    fold_fault_case("Mod", false, 2, RLX_ERR_INVALID_MODEL, "node 'bad' (Mod): integer division by zero");
+    fold_fault_case("Gather", false, 2, RLX_ERR_INVALID_MODEL, "node 'bad' (Gather): index 5 is out of range");
+    /* x of shape [0]: Shape(x) = [0], the divisor the caller's */
+    fold_fault_case("Div", true, 0, RLX_ERR_INVALID_ARGUMENT, "node 'bad' (Div): integer division by zero");
+    /* x of shape [5]: Gather(a, [5]) out of range for the caller's shape */
+    fold_fault_case("Gather", true, 5, RLX_ERR_INVALID_ARGUMENT, "node 'bad' (Gather): index 5 is out of range");
+}
+
 int main(void) {
     test_seed_from_env();
     setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
@@ -601,5 +662,6 @@ int main(void) {
     test_fold_bn_chain_nonfinite();
     test_fold_conv_nonfinite();
     test_fold_conv_affine_in_place();
+    test_fold_kernel_fault();
     TEST_MAIN_END();
 }

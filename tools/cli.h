@@ -215,21 +215,23 @@ bool cli_stderr_is_tty(void);
 /* ------------------------------------------------ model inputs (cli_inputs.c) */
 
 /* NAME=VALUE options (--input NAME=FILE.npy, --shape NAME=DIMS): name owned,
- * value pointing into argv. */
+ * value and arg (the whole argument) pointing into argv. */
 #define CLI_MAX_NAMED 64
 typedef struct cli_named {
     char *name;
-    const char *value;
+    const char *value, *arg;
 } cli_named;
 typedef struct cli_named_list {
     cli_named a[CLI_MAX_NAMED];
     size_t n;
 } cli_named_list;
 
-/* Appends option `opt`'s argument s ("NAME=VALUE"); a usage error of
- * `command` (CLI_EXIT_USAGE) when it has no name, names an input twice or
- * the list is full. */
-int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s);
+/* Appends option `opt`'s argument s ("NAME=VALUE"), split at its first '='
+ * (its last with split_last: a --shape's dims hold none, so a name may); a
+ * usage error of `command` (CLI_EXIT_USAGE) when it has no name, names an
+ * input twice or the list is full. An --input whose name holds a '=' is
+ * split again once the model is known (cli_check_input_names). */
+int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s, bool split_last);
 const cli_named *cli_named_find(const cli_named_list *l, const char *name);
 void cli_named_free(cli_named_list *l);
 
@@ -245,7 +247,8 @@ void cli_fill_random(rlx_tensor *t, cli_rng *r, int fixed);
 
 typedef struct cli_input_opts {
     const char *command;                 /* "run", "bench": names usage errors */
-    const cli_named_list *inputs, *shapes; /* --input, --shape */
+    cli_named_list *inputs;               /* --input (names resolved against the model's) */
+    const cli_named_list *shapes;         /* --shape */
     uint64_t seed;                       /* printed with random inputs */
     bool verbose;                        /* print a line per input */
     bool bert_defaults;                  /* inputs named *mask* all 1, *type* / *segment* all 0 */

@@ -10,12 +10,13 @@
 #include "cli.h"
 #include "rlx/inspect.h"
 
-int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s) {
-    const char *eq = strchr(s, '=');
+int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s, bool split_last) {
+    const char *eq = split_last ? strrchr(s, '=') : strchr(s, '=');
     if (!eq || eq == s) return cli_usage_error(command, "%s expects NAME=VALUE, got '%s'", opt, s);
     if (l->n == CLI_MAX_NAMED) return cli_usage_error(command, "too many %s options (at most %d)", opt, CLI_MAX_NAMED);
     size_t len = (size_t)(eq - s);
-    for (size_t i = 0; i < l->n; i++)
+    /* an --input with a second '=' is checked once its name is resolved */
+    for (size_t i = 0; i < l->n && (split_last || !strchr(eq + 1, '=')); i++)
         if (strlen(l->a[i].name) == len && strncmp(l->a[i].name, s, len) == 0)
             return cli_usage_error(command, "%s given twice for '%.*s'", opt, (int)len, s);
     char *name = malloc(len + 1);
@@ -24,6 +25,7 @@ int cli_named_add(cli_named_list *l, const char *command, const char *opt, const
     name[len] = '\0';
     l->a[l->n].name = name;
     l->a[l->n].value = eq + 1;
+    l->a[l->n].arg = s;
     l->n++;
     return CLI_EXIT_OK;
 }
@@ -57,11 +59,11 @@ int cli_model_arg(int argc, char **argv, int *i, const char *command, int64_t it
         m->device = v;
     } else if (cli_opt_value(argc, argv, i, "--input", &v, command, &err)) {
         if (err) return CLI_EXIT_USAGE;
-        int rc = cli_named_add(&m->inputs, command, "--input", v);
+        int rc = cli_named_add(&m->inputs, command, "--input", v, false);
         if (rc) return rc;
     } else if (cli_opt_value(argc, argv, i, "--shape", &v, command, &err)) {
         if (err) return CLI_EXIT_USAGE;
-        int rc = cli_named_add(&m->shapes, command, "--shape", v);
+        int rc = cli_named_add(&m->shapes, command, "--shape", v, true);
         if (rc) return rc;
         int64_t dims[RLX_MAX_RANK];
         int rank;
@@ -365,7 +367,52 @@ static char *input_list(const rlx_model *m, char *buf, size_t cap) {
     return buf;
 }
 
+/* Whether the model has an input or an overridable initializer `len` bytes
+ * long that `name` starts with. */
+static bool model_feeds(const rlx_model *m, const char *name, size_t len) {
+    for (size_t i = 0; i < rlx_model_num_inputs(m); i++) {
+        rlx_value_info vi;
+        if (rlx_model_input_info(m, i, &vi) == RLX_OK && strlen(vi.name) == len && strncmp(vi.name, name, len) == 0)
+            return true;
+    }
+    for (size_t i = 0; i < rlx_model_num_overridable_initializers(m); i++) {
+        rlx_value_info vi;
+        if (rlx_model_overridable_initializer_info(m, i, &vi) == RLX_OK && strlen(vi.name) == len &&
+            strncmp(vi.name, name, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* An --input whose name before its first '=' is not the model's, split at a
+ * later '=' where the name is ('a=b=x.npy' for an input named 'a=b'; a
+ * file name may hold a '=' too, so the first split is kept where it names
+ * an input). */
+static int resolve_input_name(const cli_input_opts *io, const rlx_model *m, cli_named *na) {
+    if (model_feeds(m, na->name, strlen(na->name))) return -1;
+    for (const char *eq = strchr(na->value, '='); eq; eq = strchr(eq + 1, '=')) {
+        size_t len = (size_t)(eq - na->arg);
+        if (!model_feeds(m, na->arg, len)) continue;
+        char *name = malloc(len + 1);
+        if (!name) return cli_usage_error(io->command, "out of memory");
+        memcpy(name, na->arg, len);
+        name[len] = '\0';
+        free(na->name);
+        na->name = name;
+        na->value = eq + 1;
+        break;
+    }
+    return -1;
+}
+
 int cli_check_input_names(const cli_input_opts *io, const rlx_model *m) {
+    for (size_t k = 0; k < io->inputs->n; k++) {
+        int rc = resolve_input_name(io, m, &io->inputs->a[k]);
+        if (rc >= 0) return rc;
+        for (size_t i = 0; i < k; i++)
+            if (strcmp(io->inputs->a[i].name, io->inputs->a[k].name) == 0)
+                return cli_usage_error(io->command, "--input given twice for '%s'", io->inputs->a[k].name);
+    }
     for (size_t k = 0; k < io->inputs->n + io->shapes->n; k++) {
         const cli_named *na = k < io->inputs->n ? &io->inputs->a[k] : &io->shapes->a[k - io->inputs->n];
         bool found = false;

@@ -303,6 +303,10 @@ static void print_markdown(const op_row *rows, size_t n, bool webgpu_built, cons
         if (!rlx_op_catalog_get(i, &d) && d.takes_strings) printf("%s%s", first ? "" : ", ", d.name), first = false;
     }
     printf(".\n"
+           "StringNormalizer maps case (case_change_action) and matches stopwords without case\n"
+           "(is_case_sensitive 0) in ASCII only: other letters stay as they are ('\u00fc' is not upper-cased,\n"
+           "'\u00dc' does not match the stopword '\u00fc'); `locale` is accepted and changes nothing\n"
+           "(onnxruntime maps by that locale of the host, and refuses the model where it is not installed).\n"
            "\n"
            "## Default domain (ai.onnx)\n"
            "\n");

@@ -228,6 +228,12 @@ def _option_text(key: str, value) -> str:
     TypeError naming the key, its type and its values, as for a float or
     None. An unknown key is left to rlx_options_set (rlx.Error naming it)."""
     global _option_kinds
+    # numpy's integers and bools are ints and bools here, as
+    # SessionOptions.intra_op_num_threads and Session.set_run_timeout take them
+    if isinstance(value, np.bool_):
+        value = bool(value)
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)
     if not isinstance(value, (str, bool, int)):
         raise TypeError(f"option {key}={value!r}: expected str, bool or int, got {type(value).__name__}")
     if not isinstance(value, bool):
@@ -260,6 +266,12 @@ def _info(v: _ValueInfo) -> dict:
             "shape": dims if v.rank >= 0 else None}
 
 
+def _model_arg_error(who: str, model) -> str:
+    hint = " (as bytes: arr.tobytes())" if isinstance(model, np.ndarray) else ""
+    return (f"{who} takes a path (str or os.PathLike) or the model's bytes (bytes, bytearray or memoryview), "
+            f"got {type(model).__name__}{hint}")
+
+
 class Model:
     """An imported ONNX model: Model(path) reads a file (rlx_model_load_onnx);
     Model(data) with bytes, bytearray or memoryview (a serialized ModelProto,
@@ -279,6 +291,9 @@ class Model:
             _check(lib.rlx_model_load_onnx_memory(data.ctypes.data if data.size else None, data.size, c_dir,
                                                   ctypes.byref(self._h)))
             return
+        if not isinstance(model, (str, os.PathLike)):
+            # _c_string said "path must be a str, got ndarray"; the model's bytes are welcome too
+            raise TypeError(_model_arg_error("rlx.Model", model))
         if base_dir is not None:
             raise TypeError("base_dir applies to a model given as bytes; a file's external data is read "
                             "next to the file")

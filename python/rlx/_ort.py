@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from . import Error, Model, Session, _check, _load, _name, adapters
+from . import Error, Model, Session, _check, _load, _model_arg_error, _name, adapters
 
 CPU = "CPUExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
@@ -453,9 +453,11 @@ class InferenceSession:
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._model_bytes = bytes(path_or_bytes)
             self._model_path = None
-        else:
+        elif isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_bytes = None
             self._model_path = os.fspath(path_or_bytes)
+        else:  # os.fspath said "expected str, bytes or os.PathLike object, not ndarray"
+            raise TypeError(_model_arg_error("InferenceSession", path_or_bytes))
         self.rlx_model = Model(self._model_bytes if self._model_bytes is not None else self._model_path)
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._create(providers, provider_options)

@@ -134,7 +134,14 @@ rlx_status rlx_pass_fold(rlx_graph *g, rlx_pass_stats *stats) {
         if ((n->def->flags & (RLX_OP_NO_FOLD | RLX_OP_CONTROL_FLOW | RLX_OP_DATA_DEPENDENT)) ||
             !rlx_cpu_eval_ready(g, n))
             continue;
-        RLX_TRY(rlx_node_fault(g, n, ~0u, rlx_cpu_eval_node(g, n, stats ? stats->cfg : NULL)));
+        rlx_status est = rlx_cpu_eval_node(g, n, stats ? stats->cfg : NULL);
+        /* a kernel refuses the values it reads with RLX_ERR_INVALID_ARGUMENT
+         * (an integer division by zero, an index out of range): the
+         * caller's fault when it runs on fed values, here the model's own
+         * constants, unless they came from the bound input shapes
+         * (rlx_node_fault gives those back to the caller) */
+        if (est == RLX_ERR_INVALID_ARGUMENT) est = rlx_fail_prefix(RLX_ERR_INVALID_MODEL, "%s", "");
+        RLX_TRY(rlx_node_fault(g, n, ~0u, est));
         if (stats) stats->folded++;
     }
     rlx_graph_compact(g);

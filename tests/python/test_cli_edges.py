@@ -184,11 +184,72 @@ onnx.save(gelu_m, gelu_p)
 p = rlx("info", gelu_p)
 C.check(p.returncode == 2 and "node 'g1' (Gelu): approximate must be 'none' or 'tanh', got 'bogus'" in p.stderr,
         "Gelu approximate='bogus': exit %d: %s" % (p.returncode, p.stderr.strip()))
+# Mod's fmod: 0 with float inputs, or a value other than 0 and 1, fails the load naming the node (the float
+# case was refused only when a kernel ran, as RLX_ERR_INVALID_ARGUMENT; fmod=2 ran as fmod=1)
+for fm, dt, want in ((0, T.FLOAT, "fmod must be 1 for floating-point inputs (input has dtype f32)"),
+                     (2, T.INT32, "fmod must be 0 or 1, got 2")):
+    mod_p = save_graph("mod_fmod%d" % fm, h.make_graph(
+        [h.make_node("Mod", ["a", "b"], ["y"], fmod=fm, name="m1")], "g", [vi("a", dt, [2]), vi("b", dt, [2])],
+        [vi("y", dt, [2])]))
+    p = rlx("info", mod_p)
+    C.check(p.returncode == 2 and "node 'm1' (Mod): " + want in p.stderr,
+            "Mod fmod=%d: exit %d: %s" % (fm, p.returncode, p.stderr.strip()))
+# Resize given both scales and sizes, or tf_crop_and_resize without roi, fails the load naming the node (both
+# were refused only when a kernel ran, the second as RLX_ERR_INVALID_ARGUMENT)
+sc4 = h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, 2.0, 2.0])
+for name, node, inits, want in (
+        ("resize_both", h.make_node("Resize", ["x", "", "sc", "sz"], ["y"], name="r1"),
+         [sc4, h.make_tensor("sz", T.INT64, [4], [1, 1, 4, 4])],
+         "node 'r1' (Resize): only one of scales and sizes may be given (scales has 4 values, sizes 4)"),
+        ("resize_tf_noroi", h.make_node("Resize", ["x", "", "sc"], ["y"], name="r2",
+                                        coordinate_transformation_mode="tf_crop_and_resize"), [sc4],
+         "node 'r2' (Resize): coordinate_transformation_mode tf_crop_and_resize needs roi")):
+    rp = save_graph(name, h.make_graph([node], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])], [vi("y", T.FLOAT, None)], inits))
+    p = rlx("info", rp)
+    C.check(p.returncode == 2 and want in p.stderr, "%s: exit %d: %s" % (name, p.returncode, p.stderr.strip()))
+# Where's X and Y of different types fail the load naming the node (the kernel read Y as X's type: an i64 Y under
+# an f32 X gave denormals, a u8 Y under an i64 X was read past its end)
+wh_p = save_graph("where_types", h.make_graph(
+    [h.make_node("Where", ["c", "x", "z"], ["y"], name="w1")], "g",
+    [vi("c", T.BOOL, [3]), vi("x", T.INT64, [3]), vi("z", T.UINT8, [3])], [vi("y", T.INT64, [3])]))
+p = rlx("info", wh_p)
+C.check(p.returncode == 2 and "node 'w1' (Where): X 'x' has dtype i64 and Y 'z' has u8; they must match" in p.stderr,
+        "Where i64/u8: exit %d: %s" % (p.returncode, p.stderr.strip()))
+# GatherElements / ScatterElements indices larger than data off the axis fail the load naming the node (the
+# kernels refused them only when they ran, as RLX_ERR_INVALID_ARGUMENT, the caller's fault)
+for op, extra, inits in (("GatherElements", [], []),
+                         ("ScatterElements", ["u"], [h.make_tensor("u", T.FLOAT, [1, 4], [1.0] * 4)])):
+    ge_p = save_graph("elements_" + op, h.make_graph(
+        [h.make_node(op, ["x", "i"] + extra, ["y"], name="ge", axis=0)], "g", [vi("x", T.FLOAT, [2, 3])],
+        [vi("y", T.FLOAT, None)], [h.make_tensor("i", T.INT64, [1, 4], [0] * 4)] + inits))
+    p = rlx("info", ge_p)
+    C.check(p.returncode == 2 and "node 'ge' (%s): indices dim 1 (4) exceeds the data's (3)" % op in p.stderr,
+            "%s indices [1,4] on data [2,3]: exit %d: %s" % (op, p.returncode, p.stderr.strip()))
 rs_m = save_graph("resize_inf", h.make_graph(
     [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])],
     [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))
 p = rlx("run", rs_m, "--quiet", "--iters", "1")
 C.check(p.returncode == 2 and "must be finite and positive" in p.stderr, "Resize inf scale: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+# ---------------------------------------------------------------- input names holding '='
+# --input and --shape split NAME=VALUE at the first '=', so an input named 'a=b' could be neither fed nor shaped
+# ("the model has no input 'a'"; rlx info --shape split at the last); now --shape splits at the last '=' and
+# --input at the '=' after which the name is the model's (a file name may hold one too)
+eq_m = save_graph("eq_name", h.make_graph([h.make_node("Relu", ["a=b"], ["y"])], "g", [vi("a=b", T.FLOAT, ["n", 3])],
+                                          [vi("y", T.FLOAT, None)]))
+eq_npy = os.path.join(TMP, "in=1.npy")
+np.save(eq_npy, np.array([[-1, 2, -3], [4, -5, 6]], np.float32))
+p = rlx("run", eq_m, "--input", "a=b=" + eq_npy, "--iters", "0", "--output-dir", os.path.join(TMP, "eq_out"))
+C.check(p.returncode == 0 and "from " + eq_npy in p.stdout,
+        "--input a=b=FILE: exit %d: %s %s" % (p.returncode, p.stdout[-300:], p.stderr.strip()))
+if p.returncode == 0:
+    C.check(np.array_equal(np.load(os.path.join(TMP, "eq_out", "y.npy")), [[0, 2, 0], [4, 0, 6]]), "--input a=b=FILE: y")
+p = rlx("run", eq_m, "--shape", "a=b=4x3", "--iters", "0")
+C.check(p.returncode == 0 and "[4,3]" in p.stdout, "--shape a=b=4x3: exit %d: %s" % (p.returncode, p.stderr.strip()))
+p = rlx("run", eq_m, "--input", "a=b=" + eq_npy, "--input", "a=b=" + eq_npy, "--iters", "0")
+C.check(p.returncode == 2 and "--input given twice for 'a=b'" in p.stderr, "--input a=b twice: %s" % p.stderr.strip())
+p = rlx("run", eq_m, "--input", "a=" + eq_npy, "--iters", "0")
+C.check(p.returncode == 2 and "the model has no input 'a'" in p.stderr, "--input a=FILE: %s" % p.stderr.strip())
 
 # ---------------------------------------------------------------- file paths with terminal escapes
 esc_dir = os.path.join(TMP, "o\x1b[1mdir")

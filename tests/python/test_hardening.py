@@ -242,6 +242,55 @@ if os.path.exists(OCR):
     expect(["--model", good, "--image", huge, "--device", "cpu"], 2, ["not a PNG file"], "ocr_det --image NPY",
            exe=OCR)
 
+# If's cond and Loop's M and cond of other than one element: a Loop read element 0 of an empty cond, fed or
+# computed by its body (past the end of the tensor; it ran as if false), and a constant cond or M of two
+# elements failed only when the plan ran, as RLX_ERR_INVALID_ARGUMENT; now the load refuses constants
+# (RLX_ERR_INVALID_MODEL), a plan for a fed shape the caller's (RLX_ERR_INVALID_ARGUMENT), a body's the run.
+one_t = h.make_tensor("one", T.FLOAT, [1], [1.0])
+lbody = h.make_graph([h.make_node("Identity", ["ci"], ["co"]), h.make_node("Add", ["vi", "one"], ["vo"])], "lb",
+                     [fvi("i", [], T.INT64), fvi("ci", [], T.BOOL), fvi("vi", [1])], [fvi("co", [], T.BOOL),
+                                                                                      fvi("vo", [1])], [one_t])
+v0 = h.make_tensor("v0", T.FLOAT, [1], [0.0])
+m3 = h.make_tensor("m", T.INT64, [], [3])
+loop_fed = save("loop_cond_fed", [h.make_node("Loop", ["m", "c", "v0"], ["v"], name="lp", body=lbody)],
+                [fvi("c", ["n"], T.BOOL)], [fvi("v", None)], [m3, v0])
+expect(["run", loop_fed, "--shape", "c=0", "--iters", "0"], 2,
+       ["RLX_ERR_INVALID_ARGUMENT", "input shapes c=[0]", "node 'lp' (Loop): cond 'c' must have one element, got shape [0]"],
+       "Loop fed cond of 0 elements")
+loop_const = save("loop_m_const", [h.make_node("Loop", ["m2", "", "v0"], ["v"], name="lp", body=lbody)], [],
+                  [fvi("v", None)], [h.make_tensor("m2", T.INT64, [2], [2, 3]), v0])
+expect(["info", loop_const], 2, ["RLX_ERR_INVALID_MODEL", "node 'lp' (Loop): M 'm2' must have one element, got shape [2]"],
+       "Loop constant M of 2 elements")
+ebody = h.make_graph([h.make_node("ConstantOfShape", ["z"], ["co"], value=h.make_tensor("t", T.BOOL, [1], [1])),
+                      h.make_node("Add", ["vi", "one"], ["vo"])], "eb",
+                     [fvi("i", [], T.INT64), fvi("ci", [], T.BOOL), fvi("vi", [1])], [fvi("co", None, T.BOOL),
+                                                                                      fvi("vo", [1])],
+                     [one_t, h.make_tensor("z", T.INT64, [1], [0])])
+loop_body = save("loop_cond_body", [h.make_node("Loop", ["m", "c1", "v0"], ["v"], name="lp", body=ebody)],
+                 [fvi("x", [1])], [fvi("v", None)], [m3, v0, h.make_tensor("c1", T.BOOL, [], [1])])
+expect(["run", loop_body, "--iters", "0"], 2,
+       ["node 'lp' (Loop): iteration 0: the body's condition output must have one element, got shape [0]"],
+       "Loop body cond of 0 elements")
+then_g = h.make_graph([h.make_node("Identity", ["one"], ["a"])], "then", [], [fvi("a", [1])], [one_t])
+if_const = save("if_cond_const", [h.make_node("If", ["c2"], ["y"], name="if1", then_branch=then_g,
+                                              else_branch=then_g)], [], [fvi("y", None)],
+                [h.make_tensor("c2", T.BOOL, [2], [1, 0])])
+expect(["info", if_const], 2, ["RLX_ERR_INVALID_MODEL", "node 'if1' (If): cond 'c2' must have one element, got shape [2]"],
+       "If constant cond of 2 elements")
+
+# QLinearMatMul's y_scale / y_zero_point with no element: found only when the kernel ran, as the model's fault
+# (RLX_ERR_INVALID_MODEL) even where the caller fed it; now the load (a constant's) or the plan for the fed shapes
+qm_ins = [fvi("a", [2, 3], T.UINT8), fvi("as", [], T.FLOAT), fvi("az", [], T.UINT8), fvi("b", [3, 2], T.UINT8),
+          fvi("bs", [], T.FLOAT), fvi("bz", [], T.UINT8), fvi("ys", [], T.FLOAT)]
+qm_node = h.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"], name="qmm")
+qm_const = save("qmm_yzp_empty", [qm_node], qm_ins, [fvi("y", None, T.UINT8)], [h.make_tensor("yz", T.UINT8, [0], [])])
+expect(["info", qm_const], 2, ["RLX_ERR_INVALID_MODEL", "node 'qmm' (QLinearMatMul): y_zero_point has shape [0]; it must "
+                               "have one element"], "QLinearMatMul constant y_zero_point of 0 elements")
+qm_fed = save("qmm_yzp_fed", [qm_node], qm_ins + [fvi("yz", ["n"], T.UINT8)], [fvi("y", None, T.UINT8)])
+expect(["run", qm_fed, "--shape", "yz=0", "--iters", "0"], 2,
+       ["RLX_ERR_INVALID_ARGUMENT", "input shapes", "node 'qmm' (QLinearMatMul): y_zero_point has shape [0]"],
+       "QLinearMatMul fed y_zero_point of 0 elements")
+
 # ---------------------------------------------------------------- bindings
 # A sanitizer build's librlx.so cannot be loaded into an uninstrumented
 # Python; the checks above cover it through the programs.

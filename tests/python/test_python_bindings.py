@@ -151,6 +151,30 @@ for opts in ({"cpu.threads": True}, {"gpu.conv_algo": False}):
         C.check(list(opts)[0] in str(e), "provider options %r: %s" % (opts, e))
 one = rlx.Session(model, device="cpu", options={"cpu.threads": 1, "debug.dump_ir": False})
 C.check(float(np.abs(one.run({"x": xo, "ids": ido})[0] - ref).max()) <= 1e-5, "cpu.threads=1: outputs differ from numpy")
+# a model that is neither a path nor bytes: a TypeError saying both are taken (rlx.Model said "path must be a str,
+# got ndarray", InferenceSession "expected str, bytes or os.PathLike object", as if bytes were not welcome)
+for bad in (np.frombuffer(open(path, "rb").read(), np.uint8), 5, None):
+    for ctor in (rlx.Model, rlx.InferenceSession):
+        try:
+            ctor(bad)
+            C.check(False, "%s(%s) did not raise" % (ctor.__name__, type(bad).__name__))
+        except TypeError as e:
+            C.check("a path (str or os.PathLike) or the model's bytes" in str(e) and type(bad).__name__ in str(e),
+                    "%s(%s): %s" % (ctor.__name__, type(bad).__name__, e))
+# numpy's integers and bools are ints and bools (a TypeError 'got int32' while SessionOptions.intra_op_num_threads
+# and Session.set_run_timeout take them); a numpy bool is still no count, a numpy float no int
+for opts in ({"cpu.threads": np.int32(1)}, {"cpu.threads": np.uint8(2)}, {"debug.dump_ir": np.bool_(False)}):
+    try:
+        npo = rlx.Session(model, device="cpu", options=opts)
+        C.check(float(np.abs(npo.run({"x": xo, "ids": ido})[0] - ref).max()) <= 1e-5, "options %r: outputs" % opts)
+    except Exception as e:  # noqa: BLE001
+        C.check(False, "options %r: %s: %s" % (opts, type(e).__name__, e))
+for opts in ({"cpu.threads": np.bool_(True)}, {"cpu.threads": np.float32(2)}):
+    try:
+        rlx.Session(model, device="cpu", options=opts)
+        C.check(False, "options %r did not raise" % opts)
+    except TypeError as e:
+        C.check("cpu.threads" in str(e), "options %r: %s" % (opts, e))
 # device None is "cpu", as the C API's NULL (it raised TypeError)
 try:
     dflt = rlx.Session(model, device=None)

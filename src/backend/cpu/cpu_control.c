@@ -63,7 +63,11 @@ static void give_out(rlx_cpu_kctx *k, int i, rlx_tensor *t) {
 
 static rlx_status k_if(rlx_cpu_kctx *k) {
     const rlx_tensor *c = k->in[0];
-    if (rlx_tensor_numel(c) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "condition must have one element");
+    if (rlx_tensor_numel(c) != 1) {
+        char sh[128];
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "condition must have one element, got shape %s",
+                            rlx_shape_str(c->dims, c->rank, sh, sizeof sh));
+    }
     bool cond = rlx_tensor_get_f64(c, 0) != 0;
     const rlx_graph *body = rlx_param_graph(k->n, cond ? "then_branch" : "else_branch");
     if (!body || (int)body->n_outputs != k->n->n_out)
@@ -132,10 +136,20 @@ static rlx_status k_loop(rlx_cpu_kctx *k) {
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "body outputs do not fit the node");
     int64_t max_trip = INT64_MAX;
     if (k->in[0]) {
-        if (rlx_tensor_numel(k->in[0]) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "M must be a scalar");
+        if (rlx_tensor_numel(k->in[0]) != 1) {
+            char sh[128];
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "M must have one element, got shape %s",
+                                rlx_shape_str(k->in[0]->dims, k->in[0]->rank, sh, sizeof sh));
+        }
         max_trip = rlx_tensor_get_i64(k->in[0], 0);
     }
     bool have_cond = k->in[1] != NULL;
+    /* an empty cond was read past its end */
+    if (have_cond && rlx_tensor_numel(k->in[1]) != 1) {
+        char sh[128];
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "cond must have one element, got shape %s",
+                            rlx_shape_str(k->in[1]->dims, k->in[1]->rank, sh, sizeof sh));
+    }
     bool cond = have_cond ? rlx_tensor_get_f64(k->in[1], 0) != 0 : true;
     rlx_status st = RLX_OK;
     size_t nb_in = (size_t)n_carried + 2;
@@ -162,6 +176,14 @@ static rlx_status k_loop(rlx_cpu_kctx *k) {
         bin[1] = cond_t;
         for (int i = 0; i < n_carried; i++) bin[2 + i] = carried[i];
         RLX_TRY_GOTO(st, run_body(k, body, bin, bout, it, k->in[0] ? max_trip : -1), done);
+        if (have_cond && rlx_tensor_numel(bout[0]) != 1) {
+            char sh[128];
+            st = rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT,
+                              "iteration %lld: the body's condition output must have one element, got shape %s",
+                              (long long)it, rlx_shape_str(bout[0]->dims, bout[0]->rank, sh, sizeof sh));
+            for (size_t j = 0; j < body->n_outputs; j++) rlx_tensor_destroy(bout[j]);
+            goto done;
+        }
         if (have_cond) cond = rlx_tensor_get_f64(bout[0], 0) != 0;
         rlx_tensor_destroy(bout[0]);
         for (int i = 0; i < n_carried; i++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/tensor.h"
 #include "ir/ops/ops.h"
 
 /* Infers a copy of `body` with its graph inputs typed like in_types[i]
@@ -44,7 +45,31 @@ static rlx_graph *infer_body(const rlx_infer_ctx *c, const rlx_graph *body, cons
     return b;
 }
 
+/* If's cond and Loop's M and cond hold one element: a shape known to hold
+ * another count fails the load (a constant's), or the plan for the input
+ * shapes (a graph input's: rlx_ictx_fail_from); before, only the kernel
+ * refused them when it ran. */
+static rlx_status check_one_element(rlx_infer_ctx *c, int i, const char *what) {
+    const rlx_value *v = rlx_ictx_in(c, i);
+    if (!v || v->rank < 0) return RLX_OK;
+    bool one = true;
+    for (int d = 0; d < v->rank; d++) {
+        if (v->dims[d] < 0) return RLX_OK; /* not known yet */
+        one &= v->dims[d] == 1;
+    }
+    if (one) return RLX_OK;
+    char sh[128];
+    rlx_status st = rlx_ictx_fail_from(c, 1u << i, "%s '%s' must have one element, got shape %s", what, v->name,
+                                       rlx_shape_str(v->dims, v->rank, sh, sizeof sh));
+    /* rlx_node_fault leaves control flow's faults as they are (its body's
+     * nodes said whose they were): a fed value's is the caller's here */
+    if (c->g->shapes_bound && rlx_value_from_caller(c->g, c->n->in[i]))
+        st = rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "%s", "");
+    return st;
+}
+
 static rlx_status infer_if(rlx_infer_ctx *c) {
+    RLX_TRY(check_one_element(c, 0, "cond"));
     const rlx_graph *t = rlx_param_graph(c->n, "then_branch"), *e = rlx_param_graph(c->n, "else_branch");
     if (!t || !e) return rlx_ictx_fail(c, "then_branch and else_branch must be graphs");
     rlx_graph *tt = infer_body(c, t, NULL), *te = infer_body(c, e, NULL);
@@ -77,6 +102,8 @@ done:
 static rlx_status infer_loop(rlx_infer_ctx *c) {
     const rlx_graph *b = rlx_param_graph(c->n, "body");
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
+    RLX_TRY(check_one_element(c, 0, "M"));
+    RLX_TRY(check_one_element(c, 1, "cond"));
     int n_carried = c->n->n_in - 2;
     rlx_value iter = { .dtype = RLX_DTYPE_I64, .rank = 0 }, cond = { .dtype = RLX_DTYPE_BOOL, .rank = 0 };
     /* shape inference runs at load and compile time, not per run */

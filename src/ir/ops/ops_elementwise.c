@@ -154,10 +154,29 @@ static rlx_status infer_gelu(rlx_infer_ctx *c) {
     return rlx_infer_unary_float(c);
 }
 
+/* Mod: fmod is 0 or 1, and 1 for float inputs (ONNX Mod-10; onnxruntime
+ * refuses both; the float case was refused only when a kernel first ran,
+ * as the caller's fault). */
+static rlx_status infer_mod(rlx_infer_ctx *c) {
+    int64_t fm = rlx_param_int(c->n, "fmod");
+    if (fm != 0 && fm != 1) return rlx_ictx_fail(c, "fmod must be 0 or 1, got %lld", (long long)fm);
+    rlx_dtype dt = rlx_ictx_in(c, 0)->dtype;
+    if (fm == 0 && rlx_dtype_is_float(dt))
+        return rlx_ictx_fail(c, "fmod must be 1 for floating-point inputs (input has dtype %s)", rlx_dtype_name(dt));
+    return rlx_infer_broadcast(c);
+}
+
 /* Where(cond, x, y): broadcast of three, dtype of x. */
 static rlx_status infer_where(rlx_infer_ctx *c) {
     if (rlx_ictx_in(c, 0)->dtype != RLX_DTYPE_BOOL)
         return rlx_ictx_fail(c, "condition must be bool, got %s", rlx_dtype_name(rlx_ictx_in(c, 0)->dtype));
+    /* X and Y of one type (ONNX T): the kernel read Y's elements as X's type
+     * (an i64 Y under an f32 X gave denormals, a u8 Y under an i64 X was
+     * read past its end) */
+    const rlx_value *x = rlx_ictx_in(c, 1), *y = rlx_ictx_in(c, 2);
+    if (x->dtype != y->dtype && x->dtype != RLX_DTYPE_UNDEFINED && y->dtype != RLX_DTYPE_UNDEFINED)
+        return rlx_ictx_fail(c, "X '%s' has dtype %s and Y '%s' has %s; they must match", x->name,
+                             rlx_dtype_name(x->dtype), y->name, rlx_dtype_name(y->dtype));
     return broadcast_all(c, rlx_ictx_in(c, 1)->dtype, 0, 0);
 }
 

@@ -303,8 +303,19 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
     if (vz && vz->dtype != RLX_DTYPE_I64) return rlx_ictx_fail(c, "sizes must be i64, got %s", rlx_dtype_name(vz->dtype));
     /* roi, scales and sizes are 1-D tensors (Resize-10/11/13/18/19, Upsample-9); roi only where
      * it is read (tf_crop_and_resize: onnxruntime ignores it otherwise, whatever its shape) */
-    if (!upsample && v >= 11 && ra.coord == RLX_COORD_TF_CROP_AND_RESIZE)
+    if (!upsample && v >= 11 && ra.coord == RLX_COORD_TF_CROP_AND_RESIZE) {
+        /* refused when the model loads, not when a kernel first runs
+         * (onnxruntime takes the whole input then; the spec gives no default) */
+        if (!rlx_ictx_in(c, 1) || known_empty(rlx_ictx_in(c, 1)))
+            return rlx_ictx_fail(c, "coordinate_transformation_mode tf_crop_and_resize needs roi");
         RLX_TRY(rlx_ictx_operand_rank(c, 1, "roi", RLX_RANK_1D));
+    }
+    /* both given, each with a length known to be non-zero: refused when the
+     * model loads (the sizes were taken and the scales never looked at until
+     * a kernel ran) */
+    if (vs && vz && vs->rank == 1 && vs->dims[0] > 0 && vz->rank == 1 && vz->dims[0] > 0)
+        return rlx_ictx_fail(c, "only one of scales and sizes may be given (scales has %lld values, sizes %lld)",
+                             (long long)vs->dims[0], (long long)vz->dims[0]);
     if (vs) RLX_TRY(rlx_ictx_operand_rank(c, i_scales, "scales", RLX_RANK_1D));
     if (vz) RLX_TRY(rlx_ictx_operand_rank(c, i_sizes, "sizes", RLX_RANK_1D));
     if (upsample && v < 9) {

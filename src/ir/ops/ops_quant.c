@@ -418,9 +418,14 @@ static rlx_status infer_qlinear_matmul(rlx_infer_ctx *c) {
     RLX_TRY(check_mm_param(c, 4, "b_scale", false, 3));
     RLX_TRY(check_mm_param(c, 5, "b_zero_point", false, 3));
     for (int i = 6; i < 8; i++) {
+        /* none (an empty one) too: the kernel refused it as the model's
+         * fault when it ran, also where the caller fed it */
         const rlx_value *p = rlx_ictx_in(c, i);
-        if (p->rank >= 0 && known_numel(p->dims, p->rank) > 1)
-            return rlx_ictx_fail(c, "%s must have one element (per tensor)", i == 6 ? "y_scale" : "y_zero_point");
+        int64_t n = p->rank >= 0 ? known_numel(p->dims, p->rank) : -1;
+        char s[96];
+        if (n == 0 || n > 1)
+            return rlx_ictx_fail_from(c, 1u << i, "%s has shape %s; it must have one element (per tensor)",
+                                      i == 6 ? "y_scale" : "y_zero_point", rlx_shape_str_q(p->dims, p->rank, s, sizeof s));
     }
     RLX_TRY(check_const_scales(c));
     RLX_TRY(infer_matmul_shape(c, 0, 3, rlx_ictx_in(c, 7)->dtype));

@@ -519,6 +519,16 @@ static rlx_status infer_gather(rlx_infer_ctx *c) {
 }
 
 /* GatherElements-11/13: output has the shape of indices. */
+/* GatherElements / ScatterElements: indices no larger than data on every
+ * axis but `axis` (ONNX; the kernels refused it only when they ran). */
+static rlx_status check_elements_dims(rlx_infer_ctx *c, const rlx_value *x, const rlx_value *idx, int ax) {
+    for (int a = 0; a < x->rank; a++)
+        if (a != ax && idx->dims[a] >= 0 && x->dims[a] >= 0 && idx->dims[a] > x->dims[a])
+            return rlx_ictx_fail_from(c, 3u, "indices dim %d (%lld) exceeds the data's (%lld)", a,
+                                      (long long)idx->dims[a], (long long)x->dims[a]);
+    return RLX_OK;
+}
+
 static rlx_status infer_gather_elements(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *idx = rlx_ictx_in(c, 1);
     RLX_TRY(need_index(c, 1, "indices"));
@@ -529,6 +539,7 @@ static rlx_status infer_gather_elements(rlx_infer_ctx *c) {
         int64_t axis = rlx_param_int(c->n, "axis");
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
+        RLX_TRY(check_elements_dims(c, x, idx, ax));
     }
     return rlx_ictx_set_out(c, 0, x->dtype, idx->rank, idx->dims, idx->syms);
 }
@@ -594,6 +605,7 @@ static rlx_status infer_scatter_elements(rlx_infer_ctx *c) {
         int64_t axis = rlx_param_int(c->n, "axis");
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
+        RLX_TRY(check_elements_dims(c, x, idx, ax));
     }
     return rlx_ictx_set_out_like(c, 0, x);
 }
