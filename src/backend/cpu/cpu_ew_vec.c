@@ -128,33 +128,22 @@ RLX_AVX512 static size_t qdq_v16_recip(float *d, const float *x, float p0, float
 #define BIN_LOOP_(OP)                                                                           \
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, OP(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i))); \
     break;
-/* rlx_ew_clampf in AVX-512: v < lo ? lo : v, then > hi ? hi (NaN v stays,
- * a NaN bound is ignored, a tie keeps v). */
-__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512 clamp16(__m512 v, __m512 lo, __m512 hi) {
-    __m512 y = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(y, hi, _CMP_GT_OQ), hi);
-}
-
 /* x op y for + - * /; the selects of Relu, Neg, Abs, Max, Min, Clip,
  * HardSigmoid, HardSwish as the rows' f32 definitions (comparisons that
  * are false for NaN keep the same operand, Max and Min give NAN for a NaN
  * operand, the same products and quotients): the same bits. */
 RLX_AVX512 static size_t bin_v16(rlx_ew_fn fn, float *d, const float *x, const float *y, float p0, float p1, size_t n) {
     size_t i = 0;
-    const __m512 z = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f), nan = _mm512_set1_ps(NAN);
-    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
 #define UN_LOOP_(EXPR)                                                                                            \
     for (; i + 16 <= n; i += 16) {                                                                                \
         __m512 v = _mm512_loadu_ps(x + i);                                                                        \
         _mm512_storeu_ps(d + i, EXPR);                                                                            \
     }                                                                                                             \
     break;
-/* (x != x || y != y) ? NAN : (x CMP y ? x : y) */
 #define MINMAX_LOOP_(CMP)                                                                                         \
     for (; i + 16 <= n; i += 16) {                                                                                \
         __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(y + i);                                             \
-        __m512 r = _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(a, b, CMP), a);                                        \
-        _mm512_storeu_ps(d + i, _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), nan));               \
+        _mm512_storeu_ps(d + i, RLX_V16_MINMAX(a, b, CMP));                                                       \
     }                                                                                                             \
     break;
     switch (fn) {
@@ -162,27 +151,22 @@ RLX_AVX512 static size_t bin_v16(rlx_ew_fn fn, float *d, const float *x, const f
     case RLX_EW_SUB: BIN_LOOP_(_mm512_sub_ps)
     case RLX_EW_MUL: BIN_LOOP_(_mm512_mul_ps)
     case RLX_EW_DIV: BIN_LOOP_(_mm512_div_ps)
-    /* x < 0 ? 0 : x: NaN and -0 pass, as the row */
-    case RLX_EW_RELU: UN_LOOP_(_mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, z, _CMP_LT_OQ), z))
-    case RLX_EW_NEG: UN_LOOP_(_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), sign)))
-    case RLX_EW_ABS: UN_LOOP_(_mm512_castsi512_ps(_mm512_andnot_si512(sign, _mm512_castps_si512(v))))
+    case RLX_EW_RELU: UN_LOOP_(rlx_v16_relu(v))
+    case RLX_EW_NEG: UN_LOOP_(rlx_v16_neg(v))
+    case RLX_EW_ABS: UN_LOOP_(rlx_v16_abs(v))
     case RLX_EW_MAX: MINMAX_LOOP_(_CMP_GT_OQ)
     case RLX_EW_MIN: MINMAX_LOOP_(_CMP_LT_OQ)
     case RLX_EW_CLIP: {
         __m512 lo = _mm512_set1_ps(p0), hi = _mm512_set1_ps(p1);
-        UN_LOOP_(clamp16(v, lo, hi))
+        UN_LOOP_(rlx_v16_clamp(v, lo, hi))
     }
-    case RLX_EW_HARDSIGMOID: { /* clamp(p0 x + p1, 0, 1): the product, then the sum */
+    case RLX_EW_HARDSIGMOID: {
         __m512 a = _mm512_set1_ps(p0), b = _mm512_set1_ps(p1);
-        UN_LOOP_(clamp16(_mm512_add_ps(_mm512_mul_ps(a, v), b), z, one))
+        UN_LOOP_(rlx_v16_hardsigmoid(v, a, b))
     }
-    case RLX_EW_HARDSWISH: { /* x clamp(x / 6 + 1/2, 0, 1): the quotient, the sum, the product */
-        __m512 six = _mm512_set1_ps(6.0f), half = _mm512_set1_ps(0.5f);
-        UN_LOOP_(_mm512_mul_ps(v, clamp16(_mm512_add_ps(_mm512_div_ps(v, six), half), z, one)))
-    }
+    case RLX_EW_HARDSWISH: UN_LOOP_(rlx_v16_hardswish(v))
     default: break;
     }
-#undef CLAMP16_
 #undef UN_LOOP_
 #undef MINMAX_LOOP_
     return i;

@@ -77,6 +77,36 @@
 #include "ir/ew_math_body.h"
 #include "ir/ew_math_undef.h"
 
+/* The vocabulary's select-type functions on one AVX-512 vector, as their
+ * rows' f32 definitions (ir/ew_funcs.h: comparisons that are false for NaN
+ * keep the operand, Max and Min give NaN for a NaN operand, the same
+ * products and quotients), so the same bits: rlx_cpu_ew_bin_vec_f32's
+ * loops and the fused programs' rows (cpu_fused_ew.c). */
+RLX_AVX512_INLINE __m512 rlx_v16_relu(__m512 v) { /* x < 0 ? 0 : x: NaN and -0 pass */
+    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+}
+RLX_AVX512_INLINE __m512 rlx_v16_clamp(__m512 v, __m512 lo, __m512 hi) { /* rlx_ew_clampf: a NaN bound ignored */
+    __m512 y = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
+    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(y, hi, _CMP_GT_OQ), hi);
+}
+/* (a != a || b != b) ? NaN : (a CMP b ? a : b), CMP _CMP_GT_OQ (Max) or _CMP_LT_OQ (Min) */
+#define RLX_V16_MINMAX(a, b, CMP)                                                                                  \
+    _mm512_mask_mov_ps(_mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(a, b, CMP), a), _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), \
+                       _mm512_set1_ps(NAN))
+RLX_AVX512_INLINE __m512 rlx_v16_neg(__m512 v) {
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u)));
+}
+RLX_AVX512_INLINE __m512 rlx_v16_abs(__m512 v) {
+    return _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000u), _mm512_castps_si512(v)));
+}
+RLX_AVX512_INLINE __m512 rlx_v16_hardsigmoid(__m512 v, __m512 a, __m512 b) { /* clamp(a x + b, 0, 1): product, sum */
+    return rlx_v16_clamp(_mm512_add_ps(_mm512_mul_ps(a, v), b), _mm512_setzero_ps(), _mm512_set1_ps(1.0f));
+}
+RLX_AVX512_INLINE __m512 rlx_v16_hardswish(__m512 v) { /* x clamp(x / 6 + 1/2, 0, 1): quotient, sum, product */
+    __m512 t = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
+    return _mm512_mul_ps(v, rlx_v16_clamp(t, _mm512_setzero_ps(), _mm512_set1_ps(1.0f)));
+}
+
 #endif
 
 #endif

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_ew_vec.h"
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
@@ -482,12 +483,14 @@ static void ew_blocks(void *ctx, size_t b0, size_t b1) {
 
 #if RLX_HAVE_AVX2_BUILD
 /* Whether row_v16 computes the program: an f32 output without rounding,
- * no 8-bit operand (qin, qout), rows (ew_rows), AVX-512, and only the
- * functions it has (copy, + - * /, Relu: those of rlx_cpu_ew_bin_vec_f32). */
+ * no 8-bit operand (qin, qout), rows (ew_rows) or no gathered input
+ * (blocks: ew_blocks_v16), AVX-512, and only the functions it has (copy
+ * and those of rlx_cpu_ew_bin_vec_f32: + - * /, Relu, Neg, Abs, Max, Min,
+ * Clip, HardSigmoid, HardSwish). */
 static bool rows_v16_applies(const ew_job *j) {
-    if (!j->inner || !j->out_f32 || j->p->out_scale != 0 || rlx_cpu_isa_get() != RLX_CPU_ISA_AVX512) return false;
+    if (!j->out_f32 || j->p->out_scale != 0 || rlx_cpu_isa_get() != RLX_CPU_ISA_AVX512) return false;
     for (int i = 0; i < j->p->n_in; i++)
-        if (j->ins[i].kind == IN_Q8) return false;
+        if (j->ins[i].kind == IN_Q8 || (!j->inner && j->ins[i].kind == IN_GATHER)) return false;
     for (int k = 0; k < j->p->n_instr; k++) {
         const rlx_ew_instr *in = &j->p->ins[k];
         if (j->hoist[k]) continue; /* (computed once per row by exec) */
@@ -498,7 +501,14 @@ static bool rows_v16_applies(const ew_job *j) {
         case RLX_EW_SUB:
         case RLX_EW_MUL:
         case RLX_EW_DIV:
-        case RLX_EW_RELU: break;
+        case RLX_EW_RELU:
+        case RLX_EW_NEG:
+        case RLX_EW_ABS:
+        case RLX_EW_MAX:
+        case RLX_EW_MIN:
+        case RLX_EW_CLIP:
+        case RLX_EW_HARDSIGMOID:
+        case RLX_EW_HARDSWISH: break;
         default: return false;
         }
     }
@@ -511,14 +521,15 @@ __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512 
     return p ? _mm512_maskz_loadu_ps(m, p + v) : b;
 }
 
-/* One row of ew_rows (j->inner output elements from base) in AVX-512F
+/* One row of ew_rows (n = j->inner output elements from base; or a chunk of
+ * ew_blocks_v16's) in AVX-512F
  * registers: the row's constant operands (scalar inputs, constants, the
  * gathered inputs' values and the hoisted instructions' results: val, by
  * register) broadcast, never filled into blocks; each other instruction
  * one loop over a block of BLOCK elements (the last vector masked), the
  * last into the output. The same operation per element as rlx_cpu_ew_f32
  * (x < 0 ? 0 : x for Relu), so the same bits as run_block. */
-RLX_AVX512 static void row_v16(const ew_job *j, size_t base, const float *val, float *buf) {
+RLX_AVX512 static void row_v16(const ew_job *j, size_t base, size_t n, const float *val, float *buf) {
     const rlx_ew_prog *p = j->p;
     __m512 bc[MAX_REG];
     const float *vp[MAX_REG];
@@ -537,8 +548,8 @@ RLX_AVX512 static void row_v16(const ew_job *j, size_t base, const float *val, f
             bc[reg] = _mm512_set1_ps(val[reg]);
         }
     const __m512 z = _mm512_setzero_ps();
-    for (size_t t = 0; t < j->inner; t += BLOCK) {
-        size_t nb = j->inner - t < BLOCK ? j->inner - t : BLOCK;
+    for (size_t t = 0; t < n; t += BLOCK) {
+        size_t nb = n - t < BLOCK ? n - t : BLOCK;
         __mmask16 tail = (__mmask16)(nb % 16 ? (1u << (nb % 16)) - 1 : 0xffffu);
         for (int i = 0; i < p->n_in; i++)
             if (j->ins[i].kind == IN_INPLACE) vp[i] = (const float *)j->ins[i].t->data + base + t;
@@ -563,7 +574,20 @@ RLX_AVX512 static void row_v16(const ew_job *j, size_t base, const float *val, f
             case RLX_EW_SUB: ROW_LOOP_(_mm512_sub_ps(a, b))
             case RLX_EW_MUL: ROW_LOOP_(_mm512_mul_ps(a, b))
             case RLX_EW_DIV: ROW_LOOP_(_mm512_div_ps(a, b))
-            case RLX_EW_RELU: ROW_LOOP_(_mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(a, z, _CMP_LT_OQ), z))
+            case RLX_EW_RELU: ROW_LOOP_(rlx_v16_relu(a))
+            case RLX_EW_NEG: ROW_LOOP_(rlx_v16_neg(a))
+            case RLX_EW_ABS: ROW_LOOP_(rlx_v16_abs(a))
+            case RLX_EW_MAX: ROW_LOOP_(RLX_V16_MINMAX(a, b, _CMP_GT_OQ))
+            case RLX_EW_MIN: ROW_LOOP_(RLX_V16_MINMAX(a, b, _CMP_LT_OQ))
+            case RLX_EW_CLIP: {
+                __m512 lo = _mm512_set1_ps(in->alpha), hi = _mm512_set1_ps(in->beta);
+                ROW_LOOP_(rlx_v16_clamp(a, lo, hi))
+            }
+            case RLX_EW_HARDSIGMOID: {
+                __m512 al = _mm512_set1_ps(in->alpha), be = _mm512_set1_ps(in->beta);
+                ROW_LOOP_(rlx_v16_hardsigmoid(a, al, be))
+            }
+            case RLX_EW_HARDSWISH: ROW_LOOP_(rlx_v16_hardswish(a))
             default: break;
             }
 #undef ROW_LOOP_
@@ -571,6 +595,30 @@ RLX_AVX512 static void row_v16(const ew_job *j, size_t base, const float *val, f
             bc[reg] = z;
         }
     }
+}
+#endif
+
+#if RLX_HAVE_AVX2_BUILD
+/* Blocks [b0, b1) of a program without gathered inputs by row_v16, as one
+ * row: the scalar inputs, the constants and the hoisted results broadcast,
+ * the rest read in place (no block filled; the same bits as ew_blocks). */
+static void ew_blocks_v16(void *ctx, size_t b0, size_t b1) {
+    ew_job *j = ctx;
+    const rlx_ew_prog *p = j->p;
+    float stack[STACK_REGS * BLOCK];
+    float *buf = j->n_reg <= STACK_REGS ? stack : malloc((size_t)j->n_reg * BLOCK * sizeof(float));
+    if (!buf) {
+        atomic_store(&j->oom, 1);
+        return;
+    }
+    float val[MAX_REG];
+    for (int i = 0; i < p->n_in; i++)
+        if (j->ins[i].kind == IN_SCALAR) val[i] = in_elem(&j->ins[i], 0);
+    for (int c = 0; c < p->n_consts; c++) val[p->n_in + c] = p->consts[c];
+    hoist_eval(j, val);
+    size_t base = b0 * BLOCK, end = b1 * BLOCK < j->total ? b1 * BLOCK : j->total;
+    row_v16(j, base, end - base, val, buf);
+    if (buf != stack) free(buf);
 }
 #endif
 
@@ -618,7 +666,7 @@ static void ew_rows(void *ctx, size_t r0, size_t r1) {
         if (j->lut < 0) hoist_eval(j, val);
 #if RLX_HAVE_AVX2_BUILD
         if (j->v16) {
-            row_v16(j, base, val, buf);
+            row_v16(j, base, j->inner, val, buf);
             continue;
         }
 #endif
@@ -757,8 +805,13 @@ rlx_status rlx_cpu_ew_prog_run(rlx_cpu_kctx *k, const rlx_ew_prog *prog, const r
 #endif
     if (j.inner)
         rlx_parallel_for(total / j.inner, (64 * BLOCK + j.inner - 1) / j.inner, ew_rows, &j);
-    else
-        rlx_parallel_for((total + BLOCK - 1) / BLOCK, 64, ew_blocks, &j);
+    else {
+        rlx_parallel_fn blocks = ew_blocks;
+#if RLX_HAVE_AVX2_BUILD
+        if (j.v16) blocks = ew_blocks_v16;
+#endif
+        rlx_parallel_for((total + BLOCK - 1) / BLOCK, 64, blocks, &j);
+    }
     if (atomic_load(&j.oom))
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%d register blocks)", j.n_reg);
     return RLX_OK;
