@@ -129,7 +129,10 @@ static const rlx_program *fold_affine_on_off(rlx_model *m, const int64_t *xd, rl
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *on = NULL, *off = NULL;
     const rlx_program *p = NULL;
     run_on_off(m, x, "fold_conv_affine", &on, &off, &p, s);
-    CHECK(on && off && test_allclose(on, off, 1e-5, 1e-6));
+    /* the folded chains' factors reach |a| ~ 4 with shifts ~ 3 over sums of 27
+     * products: folded and unfolded round terms of that size differently (a few
+     * ulps of 4, 2e-6 and up); 1e-6 absolute failed on some seeds (4: 4.9e-6) */
+    CHECK(on && off && test_allclose(on, off, 1e-5, 1e-5));
     rlx_tensor_destroy(on);
     rlx_tensor_destroy(off);
     rlx_tensor_destroy(x);
@@ -190,6 +193,64 @@ static void test_fold_conv_affine(void) {
     rlx_tensor_destroy(bi);
     rlx_tensor_destroy(me);
     rlx_tensor_destroy(va);
+}
+
+/* ConvTranspose -> Mul -> Add (per channel) -> BatchNormalization ->
+ * Relu (PP-OCR's DB head: a 2x2 stride-2 upsampling, its bias an Add, then
+ * BN) folds into the ConvTranspose, whose weight [C_in, C_out / group,
+ * k..] scales by output channel along its second axis and across groups
+ * (group 1 and 2, with and without a bias; every channel's factor
+ * different, so a wrong channel fails); folded and unfolded agree within
+ * rounding. */
+static void test_fold_conv_transpose_affine(void) {
+    for (int group = 1; group <= 2; group++) {
+        const int64_t CI = 4, CO = 6;
+        int64_t xd[4] = { 1, CI, 5, 7 }, wd[4] = { CI, CO / group, 2, 3 }, cd[4] = { 1, CO, 1, 1 }, vd[1] = { CO };
+        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+        rlx_tensor *wb = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
+        rlx_tensor *k = test_tensor_random(RLX_DTYPE_F32, 4, cd, 0.5f, 2);
+        rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 4, cd, -1, 1);
+        rlx_tensor *sc = test_tensor_random(RLX_DTYPE_F32, 1, vd, 0.5f, 1.5f);
+        rlx_tensor *bi = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
+        rlx_tensor *me = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
+        rlx_tensor *va = test_tensor_random(RLX_DTYPE_F32, 1, vd, 0.5f, 2);
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+        CHECK_OK(rlx_model_add_initializer(m, "w", w));
+        CHECK_OK(rlx_model_add_initializer(m, "wb", wb));
+        CHECK_OK(rlx_model_add_initializer(m, "k", k));
+        CHECK_OK(rlx_model_add_initializer(m, "b", b));
+        CHECK_OK(rlx_model_add_initializer(m, "sc", sc));
+        CHECK_OK(rlx_model_add_initializer(m, "bi", bi));
+        CHECK_OK(rlx_model_add_initializer(m, "me", me));
+        CHECK_OK(rlx_model_add_initializer(m, "va", va));
+        rlx_attr at[3] = { RLX_ATTR_IS("kernel_shape", 2, ((int64_t[]){ 2, 3 })),
+                           RLX_ATTR_IS("strides", 2, ((int64_t[]){ 2, 3 })), RLX_ATTR_I("group", group) };
+        if (group == 1) /* no bias */
+            CHECK_OK(rlx_model_add_node(m, "ConvTranspose", "ct", 2, (const char *[]){ "x", "w" }, 1,
+                                        (const char *[]){ "c" }, 3, at));
+        else
+            CHECK_OK(rlx_model_add_node(m, "ConvTranspose", "ct", 3, (const char *[]){ "x", "w", "wb" }, 1,
+                                        (const char *[]){ "c" }, 3, at));
+        CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "c", "k" }, 1, (const char *[]){ "m" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "b", "m" }, 1, (const char *[]){ "a" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "BatchNormalization", "bn", 5, (const char *[]){ "a", "sc", "bi", "me", "va" }, 1,
+                                    (const char *[]){ "n" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Relu", "r", 1, (const char *[]){ "n" }, 1, (const char *[]){ "y" }, 0, NULL));
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        rlx_session *s = NULL;
+        const rlx_program *p = fold_affine_on_off(m, xd, &s);
+        if (p) {
+            size_t rest = count_op(p, "Mul") + count_op(p, "Add") + count_op(p, "BatchNormalization");
+            CHECK_MSG(count_op(p, "ConvTranspose") == 1 && rest == 0, "group %d: %zu ConvTranspose, %zu affine nodes left",
+                      group, count_op(p, "ConvTranspose"), rest);
+        }
+        rlx_session_destroy(s);
+        rlx_model_destroy(m);
+        rlx_tensor *ts[] = { w, wb, k, b, sc, bi, me, va };
+        for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) rlx_tensor_destroy(ts[i]);
+    }
 }
 
 /* Bytes of the constants a program's graph owns (not its model's). */
@@ -321,18 +382,23 @@ static void test_widen_f16(void) {
             for (int64_t k = 0; k < K; k++)
                 for (int64_t i = 0; i < H; i++)
                     for (int64_t j = 0; j < W; j++) {
-                        double acc = rlx_f16_to_f32(pb[k]);
+                        double acc = rlx_f16_to_f32(pb[k]), mag = fabs(acc);
                         for (int64_t c = 0; c < C; c++)
                             for (int64_t di = 0; di < 3; di++)
                                 for (int64_t dj = 0; dj < 3; dj++) {
                                     int64_t ii = i + di - 1, jj = j + dj - 1;
                                     if (ii < 0 || ii >= H || jj < 0 || jj >= W) continue;
                                     float xv = rlx_f16_to_f32(rlx_f32_to_f16(px[(c * H + ii) * W + jj]));
-                                    acc += (double)xv * rlx_f16_to_f32(pw[((k * C + c) * 3 + di) * 3 + dj]);
+                                    double prod = (double)xv * rlx_f16_to_f32(pw[((k * C + c) * 3 + di) * 3 + dj]);
+                                    acc += prod;
+                                    mag += fabs(prod);
                                 }
                         double want = acc > 0 ? acc : 0;
                         size_t o = (size_t)((k * H + i) * W + j);
-                        double err = fabs(py[o] - want) / (fabs(want) + 1e-3);
+                        /* relative to the products' magnitude: an f32 sum of 28 terms is within
+                         * 28 x 2^-24 of it (2e-6), an f16 one 1e-3 off; relative to the result,
+                         * a sum that cancels to near 0 failed on some seeds */
+                        double err = fabs(py[o] - want) / (mag + 1e-3);
                         if (err > max_err) max_err = err;
                         bits_off += pr[o] != rlx_f32_to_f16(py[o]);
                     }
@@ -655,13 +721,15 @@ int main(void) {
     test_cse_keeps_outputs();
     test_fold_conv_affine();
     test_widen_f16();
-    /* last: the others' random inputs stay as they were (widen_f16's 1e-5
-     * bound fails on some draws: 2.9e-5 with one more draw before it) */
+    /* last: the others' random inputs stay as they were (widen_f16's bound
+     * was relative to the result and failed on some draws until it was
+     * taken relative to the products' magnitude) */
     test_fold_bn_chain();
     test_dropout_view();
     test_fold_bn_chain_nonfinite();
     test_fold_conv_nonfinite();
     test_fold_conv_affine_in_place();
     test_fold_kernel_fault();
+    test_fold_conv_transpose_affine();
     TEST_MAIN_END();
 }

@@ -128,6 +128,19 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
     return true;
 }
 
+/* Which output channel weight element e scales: Conv's weight is
+ * [C_out, per] (cog 0); ConvTranspose's [C_in, cog, per] with cig input
+ * channels a group, so element (ci, oc, j) feeds channel ci / cig * cog + oc. */
+typedef struct weight_map {
+    size_t per, cog, cig;
+} weight_map;
+
+static size_t out_channel(const weight_map *m, size_t e) {
+    if (!m->cog) return e / m->per;
+    size_t row = e / m->per; /* ci * cog + oc */
+    return row / m->cog / m->cig * m->cog + row % m->cog;
+}
+
 static bool all_finite(const float *v, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(v[i])) return false;
@@ -252,7 +265,8 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 int v = n->in[k];
                 if (v < 0) continue;
                 int p = g->values[v].producer;
-                if (p >= 0 && !g->nodes[p].dead && is_op(&g->nodes[p], RLX_OP_Conv)) {
+                if (p >= 0 && !g->nodes[p].dead &&
+                    (is_op(&g->nodes[p], RLX_OP_Conv) || is_op(&g->nodes[p], RLX_OP_ConvTranspose))) {
                     x_id = v;
                     conv_id = p;
                     break;
@@ -266,7 +280,12 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 w->konst->dtype != x->dtype || (bias && (!bias->konst || bias->konst->dtype != x->dtype)) ||
                 x->rank < 3)
                 continue;
-            int64_t c = w->konst->dims[0];
+            /* output channels: Conv's weight [C_out, C_in / group, k..], ConvTranspose's [C_in, C_out / group, k..] */
+            bool tr = is_op(cv, RLX_OP_ConvTranspose);
+            int64_t group = tr ? rlx_param_int(cv, "group") : 1;
+            if (tr && (w->konst->rank < 2 || group < 1 || w->konst->dims[0] % group)) continue;
+            int64_t c = tr ? w->konst->dims[1] * group : w->konst->dims[0];
+            if (c < 1) continue;
             float *a = malloc((size_t)c * 2 * sizeof(float));
             if (!a) {
                 st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -284,12 +303,18 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
              * four (light Inception v2: 45 MB of weights, 225 -> 108 MB peak
              * RSS) */
             int w_id = cv->in[1], b_id = bias ? cv->in[2] : -1;
-            size_t per = rlx_tensor_numel(w->konst) / (size_t)c;
+            weight_map wm = { rlx_tensor_numel(w->konst) / (size_t)c, 0, 0 };
+            if (tr) {
+                wm.cog = (size_t)w->konst->dims[1];
+                wm.cig = (size_t)(w->konst->dims[0] / group);
+                wm.per = wm.cog ? rlx_tensor_numel(w->konst) / ((size_t)w->konst->dims[0] * wm.cog) : 0;
+            }
+            size_t wn = rlx_tensor_numel(w->konst);
             bool kept = true; /* every folded f16 value survives binary16 */
+            for (size_t e = 0; e < wn && kept; e++) kept = fits(x->dtype, elem(w->konst, e) * a[out_channel(&wm, e)]);
             for (int64_t o = 0; o < c && kept; o++) {
-                for (size_t j = 0; j < per && kept; j++) kept = fits(x->dtype, elem(w->konst, (size_t)o * per + j) * a[o]);
                 float b0 = bias ? elem(bias->konst, (size_t)o) : 0.0f;
-                kept = kept && fits(x->dtype, b0 * a[o] + b[o]);
+                kept = fits(x->dtype, b0 * a[o] + b[o]);
             }
             if (!kept) { /* a folded value not finite, or an f16 weight would overflow or vanish: leave the map unfolded */
                 free(a);
@@ -303,11 +328,8 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 free(a);
                 break;
             }
+            for (size_t e = 0; e < wn; e++) put(w2, e, elem(w2, e) * a[out_channel(&wm, e)]);
             for (int64_t o = 0; o < c; o++) {
-                for (size_t j = 0; j < per; j++) {
-                    size_t e = (size_t)o * per + j;
-                    put(w2, e, elem(w2, e) * a[o]);
-                }
                 float b0 = bias ? elem(bias->konst, (size_t)o) : 0.0f;
                 put(b2, (size_t)o, b0 * a[o] + b[o]);
             }
