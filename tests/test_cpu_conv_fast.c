@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "backend/cpu/cpu_vmath.h"
@@ -2275,7 +2276,8 @@ static void test_act_epilogue_bits(void) {
         float alpha, beta;
     } acts[] = { { RLX_ACT_RELU, 0, 0 },        { RLX_ACT_CLIP, -0.5f, 1.0f },      { RLX_ACT_CLIP, 0.0f, 0.0f },
                  { RLX_ACT_CLIP, 2.0f, -1.0f }, { RLX_ACT_CLIP, NAN, 1.0f },        { RLX_ACT_LEAKYRELU, 0.1f, 0 },
-                 { RLX_ACT_HARDSIGMOID, 0.2f, 0.5f }, { RLX_ACT_SIGMOID, 0, 0 } };
+                 { RLX_ACT_HARDSIGMOID, 0.2f, 0.5f }, { RLX_ACT_SIGMOID, 0, 0 },  { RLX_ACT_HARDSWISH, 0, 0 },
+                 { RLX_ACT_GELU, 0, 0 },       { RLX_ACT_TANH, 0, 0 },              { RLX_ACT_SILU, 0, 0 } };
     static const size_t lens[] = { 1, 15, 16, 17, 37, 100, 20000 };
     float *buf = malloc(20001 * sizeof(float)), *want = malloc(20001 * sizeof(float));
     for (size_t a = 0; a < ARRAY_LEN(acts); a++)
@@ -2291,6 +2293,20 @@ static void test_act_epilogue_bits(void) {
             rlx_nn_act_f32(&act, buf + off, n);
             CHECK_MSG(memcmp(buf + off, want, n * sizeof(float)) == 0, "act %d (%g, %g), %zu elements: not the bits "
                       "of rlx_act_apply", (int)act.kind, act.alpha, act.beta, n);
+            /* the conv epilogue, one row of bias b (0 in the odd rows): act(y + b), the bias
+             * left out when it is 0 only for functions with a vector form (its rule) */
+            if (n > 100) continue;
+            float bias[2] = { 0.0f, 0.375f };
+            for (int r = 0; r < 2; r++) {
+                bool skip = bias[r] == 0.0f && rlx_cpu_ew_has_vec(act.kind);
+                for (size_t i = 0; i < n; i++) {
+                    buf[r * n + i] = i % 3 ? (float)((double)(test_rand_u64() % 2001) / 500.0 - 2.0) : special_value();
+                    want[r * n + i] = rlx_act_apply(&act, skip ? buf[r * n + i] : buf[r * n + i] + bias[r]);
+                }
+            }
+            rlx_nn_conv_epilogue_block(buf, n, 2, n, bias, NULL, &act);
+            CHECK_MSG(memcmp(buf, want, 2 * n * sizeof(float)) == 0, "conv epilogue, act %d (%g, %g), 2 x %zu: not "
+                      "the bits of rlx_act_apply", (int)act.kind, act.alpha, act.beta, n);
         }
     free(buf), free(want);
 }

@@ -208,7 +208,7 @@ static void check_softmax_widths(void) {
 }
 
 /* Add, Sub, Mul, Div, Max, Min, and Relu, Neg, Abs, Clip (bounds ordered,
- * +0 and -0 crossed, a NaN bound), HardSigmoid, HardSwish (y unused)
+ * +0 and -0 crossed, a NaN bound), HardSigmoid, HardSwish, LeakyRelu (y unused)
  * through rlx_cpu_ew_f32 (AVX-512 loops under that instruction set): each
  * element the row's bits (NaN, -0, ties), poisoned outputs, nothing
  * written past n, lengths around the 16 lanes. */
@@ -222,7 +222,8 @@ static void check_binary(rlx_cpu_isa isa) {
                 { RLX_EW_DIV, 0, 0 },         { RLX_EW_RELU, 0, 0 },         { RLX_EW_NEG, 0, 0 },
                 { RLX_EW_ABS, 0, 0 },         { RLX_EW_MAX, 0, 0 },          { RLX_EW_MIN, 0, 0 },
                 { RLX_EW_CLIP, -0.5f, 0.75f }, { RLX_EW_CLIP, 0.0f, -0.0f },  { RLX_EW_CLIP, NAN, 2.0f },
-                { RLX_EW_HARDSIGMOID, 0.2f, 0.5f }, { RLX_EW_HARDSWISH, 0, 0 } };
+                { RLX_EW_HARDSIGMOID, 0.2f, 0.5f }, { RLX_EW_HARDSWISH, 0, 0 }, { RLX_EW_LEAKYRELU, 0.1f, 0 },
+                { RLX_EW_LEAKYRELU, -1.5f, 0 } };
     fill_inputs(x, N);
     fill_inputs(y, N);
     for (int i = 0; i < 8; i++) { /* ties of Max and Min: equal values, and +0 against -0 both ways */

@@ -25,7 +25,7 @@ void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float
                     float p1, size_t n) {
     if (rlx_cpu_ew_vec_f32(fn, d, x, p0, p1, n)) return; /* AVX2 / AVX-512 forms, same bits */
     /* + - * /, Relu and the other selects of chains (Neg, Abs, Max, Min,
-     * Clip, HardSigmoid, HardSwish) in AVX-512 (the QDQ models' chains,
+     * Clip, HardSigmoid, HardSwish, LeakyRelu) in AVX-512 (the QDQ models' chains,
      * fused BatchNormalization + Relu, cheap ops computed again per element
      * in chains), the rest below; blocks of 8: simple functions become
      * vector code where the compiler sees it, same bits */
@@ -33,7 +33,7 @@ void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float
     switch (fn) {
     case RLX_EW_ADD: case RLX_EW_SUB: case RLX_EW_MUL: case RLX_EW_DIV: case RLX_EW_RELU: case RLX_EW_NEG:
     case RLX_EW_ABS: case RLX_EW_MAX: case RLX_EW_MIN: case RLX_EW_CLIP: case RLX_EW_HARDSIGMOID:
-    case RLX_EW_HARDSWISH: i = rlx_cpu_ew_bin_vec_f32(fn, d, x, y, p0, p1, n); break;
+    case RLX_EW_HARDSWISH: case RLX_EW_LEAKYRELU: i = rlx_cpu_ew_bin_vec_f32(fn, d, x, y, p0, p1, n); break;
     default: break;
     }
     switch (fn) {

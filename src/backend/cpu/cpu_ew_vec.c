@@ -165,6 +165,10 @@ RLX_AVX512 static size_t bin_v16(rlx_ew_fn fn, float *d, const float *x, const f
         UN_LOOP_(rlx_v16_hardsigmoid(v, a, b))
     }
     case RLX_EW_HARDSWISH: UN_LOOP_(rlx_v16_hardswish(v))
+    case RLX_EW_LEAKYRELU: {
+        __m512 a = _mm512_set1_ps(p0);
+        UN_LOOP_(rlx_v16_leakyrelu(v, a))
+    }
     default: break;
     }
 #undef UN_LOOP_
@@ -206,5 +210,21 @@ bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float 
 
 void rlx_cpu_ew_unary_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n) {
     if (rlx_cpu_ew_vec_f32(fn, d, x, p0, p1, n)) return;
-    for (size_t i = 0; i < n; i++) d[i] = rlx_ew_f32(fn, x[i], x[i], x[i], p0, p1);
+    size_t i = 0;
+    switch (fn) { /* the unary selects over AVX-512 vectors (they read x only) */
+    case RLX_EW_RELU: case RLX_EW_NEG: case RLX_EW_ABS: case RLX_EW_CLIP: case RLX_EW_HARDSIGMOID:
+    case RLX_EW_HARDSWISH: case RLX_EW_LEAKYRELU: i = rlx_cpu_ew_bin_vec_f32(fn, d, x, x, p0, p1, n); break;
+    default: break;
+    }
+    /* the rest one loop per function, the switch outside it (LeakyRelu as a
+     * fused activation took a switch per element) */
+    switch (fn) {
+#define EWU_LOOP_(id, ...)                                                                                        \
+    case RLX_EW_##id:                                                                                             \
+        for (; i < n; i++) d[i] = rlx_ew_f32_##id(x[i], x[i], x[i], p0, p1);                                      \
+        break;
+        RLX_EW_FUNCS(EWU_LOOP_)
+#undef EWU_LOOP_
+    case RLX_EW_COUNT: break;
+    }
 }

@@ -99,6 +99,9 @@ RLX_AVX512_INLINE __m512 rlx_v16_neg(__m512 v) {
 RLX_AVX512_INLINE __m512 rlx_v16_abs(__m512 v) {
     return _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000u), _mm512_castps_si512(v)));
 }
+RLX_AVX512_INLINE __m512 rlx_v16_leakyrelu(__m512 v, __m512 a) { /* x >= 0 ? x : a x: NaN gives a x */
+    return _mm512_mask_mov_ps(_mm512_mul_ps(a, v), _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ), v);
+}
 RLX_AVX512_INLINE __m512 rlx_v16_hardsigmoid(__m512 v, __m512 a, __m512 b) { /* clamp(a x + b, 0, 1): product, sum */
     return rlx_v16_clamp(_mm512_add_ps(_mm512_mul_ps(a, v), b), _mm512_setzero_ps(), _mm512_set1_ps(1.0f));
 }

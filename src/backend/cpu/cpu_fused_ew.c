@@ -486,7 +486,7 @@ static void ew_blocks(void *ctx, size_t b0, size_t b1) {
  * no 8-bit operand (qin, qout), rows (ew_rows) or no gathered input
  * (blocks: ew_blocks_v16), AVX-512, and only the functions it has (copy
  * and those of rlx_cpu_ew_bin_vec_f32: + - * /, Relu, Neg, Abs, Max, Min,
- * Clip, HardSigmoid, HardSwish). */
+ * Clip, HardSigmoid, HardSwish, LeakyRelu). */
 static bool rows_v16_applies(const ew_job *j) {
     if (!j->out_f32 || j->p->out_scale != 0 || rlx_cpu_isa_get() != RLX_CPU_ISA_AVX512) return false;
     for (int i = 0; i < j->p->n_in; i++)
@@ -508,7 +508,8 @@ static bool rows_v16_applies(const ew_job *j) {
         case RLX_EW_MIN:
         case RLX_EW_CLIP:
         case RLX_EW_HARDSIGMOID:
-        case RLX_EW_HARDSWISH: break;
+        case RLX_EW_HARDSWISH:
+        case RLX_EW_LEAKYRELU: break;
         default: return false;
         }
     }
@@ -588,6 +589,10 @@ RLX_AVX512 static void row_v16(const ew_job *j, size_t base, size_t n, const flo
                 ROW_LOOP_(rlx_v16_hardsigmoid(a, al, be))
             }
             case RLX_EW_HARDSWISH: ROW_LOOP_(rlx_v16_hardswish(a))
+            case RLX_EW_LEAKYRELU: {
+                __m512 al = _mm512_set1_ps(in->alpha);
+                ROW_LOOP_(rlx_v16_leakyrelu(a, al))
+            }
             default: break;
             }
 #undef ROW_LOOP_

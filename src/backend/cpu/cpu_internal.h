@@ -59,7 +59,7 @@ bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float 
 
 /* d[i] = x[i] op y[i] for Add, Sub, Mul, Div (one IEEE operation each: the
  * scalar rows' bits), Max and Min, and d[i] = f(x[i]) (y unused) for Relu,
- * Neg, Abs, Clip, HardSigmoid, HardSwish (parameters p0, p1; the rows'
+ * Neg, Abs, Clip, HardSigmoid, HardSwish, LeakyRelu (parameters p0, p1; the rows'
  * comparisons, selects and operations, so NaN, -0 and ties as in the row)
  * over AVX-512 vectors when rlx_cpu_isa_get() is AVX-512; returns how many
  * elements it did (a multiple of 16; 0 for other functions or instruction

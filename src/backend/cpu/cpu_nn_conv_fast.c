@@ -218,8 +218,8 @@ void rlx_nn_conv_io_init(const rlx_cpu_kctx *k, const rlx_conv_geom *g, const rl
 }
 
 /* y[i] = act(y[i] + bv) for i < n: Relu and Clip (by comparisons, as the
- * Clip kernel: NaN passes through) in blocks of eight, functions with a
- * vector form (cpu_ew_vec.c) by it, the others through rlx_act_apply. */
+ * Clip kernel: NaN passes through) in blocks of eight, the others through
+ * rlx_cpu_ew_unary_f32 (cpu_ew_vec.c: vector forms, one loop per function). */
 RLX_NN_CLONES static void bias_act_row(float *restrict y, size_t n, float bv, const rlx_act *act) {
     size_t i = 0;
     switch (act->kind) {
@@ -255,17 +255,18 @@ RLX_NN_CLONES static void bias_act_row(float *restrict y, size_t n, float bv, co
         return;
     }
     default:
-        if (rlx_cpu_ew_has_vec(act->kind)) { /* act(y + bv) as y + bv, then the vector form: the same bits */
-            if (bv != 0.0f) {
-                for (; i + 8 <= n; i += 8) {
-                    RLX_NN_BLOCK8(BA_NONE)
-                }
-                for (; i < n; i++) y[i] += bv;
+        /* act(y + bv) as y + bv, then the function over the row (its vector
+         * form, the selects over AVX-512, else one loop per function, not a
+         * switch per element): the same bits. The functions without a vector
+         * form always took y + bv (-0 + 0 is +0), those with one only a bias
+         * that is not 0 */
+        if (bv != 0.0f || !rlx_cpu_ew_has_vec(act->kind)) {
+            for (; i + 8 <= n; i += 8) {
+                RLX_NN_BLOCK8(BA_NONE)
             }
-            rlx_cpu_ew_unary_f32(act->kind, y, y, act->alpha, act->beta, n);
-            return;
+            for (; i < n; i++) y[i] += bv;
         }
-        for (; i < n; i++) y[i] = rlx_act_apply(act, y[i] + bv);
+        rlx_cpu_ew_unary_f32(act->kind, y, y, act->alpha, act->beta, n);
         return;
     }
 }
