@@ -128,18 +128,15 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
     return true;
 }
 
-/* Which output channel weight element e scales: Conv's weight is
- * [C_out, per] (cog 0); ConvTranspose's [C_in, cog, per] with cig input
- * channels a group, so element (ci, oc, j) feeds channel ci / cig * cog + oc. */
+/* The weight as rows of `per` elements that scale alike, and which output
+ * channel row r feeds: Conv's weight is [C_out, per] (cog 0: row r is
+ * channel r); ConvTranspose's [C_in, cog, per] with cig input channels a
+ * group, so row ci * cog + oc feeds channel ci / cig * cog + oc. */
 typedef struct weight_map {
     size_t per, cog, cig;
 } weight_map;
 
-static size_t out_channel(const weight_map *m, size_t e) {
-    if (!m->cog) return e / m->per;
-    size_t row = e / m->per; /* ci * cog + oc */
-    return row / m->cog / m->cig * m->cog + row % m->cog;
-}
+static size_t out_channel(const weight_map *m, size_t r) { return m->cog ? r / m->cog / m->cig * m->cog + r % m->cog : r; }
 
 static bool all_finite(const float *v, int64_t n) {
     for (int64_t i = 0; i < n; i++)
@@ -309,9 +306,20 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 wm.cig = (size_t)(w->konst->dims[0] / group);
                 wm.per = wm.cog ? rlx_tensor_numel(w->konst) / ((size_t)w->konst->dims[0] * wm.cog) : 0;
             }
-            size_t wn = rlx_tensor_numel(w->konst);
+            size_t rows = wm.per ? rlx_tensor_numel(w->konst) / wm.per : 0;
             bool kept = true; /* every folded f16 value survives binary16 */
-            for (size_t e = 0; e < wn && kept; e++) kept = fits(x->dtype, elem(w->konst, e) * a[out_channel(&wm, e)]);
+            bool f32 = x->dtype == RLX_DTYPE_F32;
+            for (size_t r = 0; r < rows && kept; r++) {
+                float f = a[out_channel(&wm, r)];
+                if (f32) { /* a row at a time: no dtype test, no early exit per element */
+                    const float *wr = (const float *)w->konst->data + r * wm.per;
+                    bool fin = true;
+                    for (size_t j = 0; j < wm.per; j++) fin &= isfinite(wr[j] * f) != 0;
+                    kept = fin;
+                    continue;
+                }
+                for (size_t j = 0; j < wm.per && kept; j++) kept = fits(x->dtype, elem(w->konst, r * wm.per + j) * f);
+            }
             for (int64_t o = 0; o < c && kept; o++) {
                 float b0 = bias ? elem(bias->konst, (size_t)o) : 0.0f;
                 kept = fits(x->dtype, b0 * a[o] + b[o]);
@@ -328,7 +336,15 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 free(a);
                 break;
             }
-            for (size_t e = 0; e < wn; e++) put(w2, e, elem(w2, e) * a[out_channel(&wm, e)]);
+            for (size_t r = 0; r < rows; r++) {
+                float f = a[out_channel(&wm, r)];
+                if (f32) {
+                    float *wr = (float *)w2->data + r * wm.per;
+                    for (size_t j = 0; j < wm.per; j++) wr[j] *= f;
+                    continue;
+                }
+                for (size_t j = 0; j < wm.per; j++) put(w2, r * wm.per + j, elem(w2, r * wm.per + j) * f);
+            }
             for (int64_t o = 0; o < c; o++) {
                 float b0 = bias ? elem(bias->konst, (size_t)o) : 0.0f;
                 put(b2, (size_t)o, b0 * a[o] + b[o]);
