@@ -828,6 +828,12 @@ rlx_nn_dw_path rlx_nn_dw_path_of(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     /* 16 channel planes flattened into one run where the rows are shorter
      * (cpu_nn_dw_rows.c: 960 x 7x7 blocked 35.6 -> 24.9 us) */
     if ((g_dw_force == 4 || (g_dw_force == 0 && s->out[2] < 12)) && rlx_nn_dw_flat_applies(g, s)) return RLX_NN_DW_FLAT;
+    /* at 8 threads or more the row path's tasks (two channel planes) are
+     * too small on 14-wide rows too: channel blocks there (bench/conv_node,
+     * 16 threads, H100 machine's host, 2026-12-07, min us rows -> blocked:
+     * 576 x 14x14 29-43 -> 15-18, 8x 576 x 14x14 184 -> 72-78, 8x 384 x
+     * 14x14 311 -> 183; at 4 threads all within 20%) */
+    int row_min = rlx_parallel_threads() >= 8 ? 16 : 12;
     /* rows of more than 32 input columns (MobileNetV2's 112- and 56-wide
      * maps) where the input stays in the caches (at most 8 MiB: batch 1, as
      * the layer before wrote it); from memory (batch 8) the channel-blocked
@@ -836,8 +842,13 @@ rlx_nn_dw_path rlx_nn_dw_path_of(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
      * 56 -> 28 s2 94 -> 64, 144 x 56x56 s1 213 -> 184, 32 x 112x112 s1 191
      * -> 141; caches evicted, 8x the same 3210 -> 3782, 1288 -> 1095, 2440
      * -> 2691, 2059 -> 2406; BENCHMARKS.md "112- and 56-wide maps") */
-    bool rows_fit = s->in[2] <= 32 || (size_t)g->n * (size_t)g->c_in * s->in_sp <= ((size_t)2 << 20); /* floats */
-    if ((g_dw_force == 3 || (g_dw_force == 0 && s->out[2] >= 12 && rows_fit)) && rlx_nn_dw_rows_applies(g, s))
+    /* From 4 threads on the rows win from memory too (16 threads, min us
+     * blocked -> rows: 8x 144 x 56 -> 28 s2 114-120 -> 76-79, 8x 32 x
+     * 112x112 200-205 -> 122-131, 8x 96 x 112 -> 56 s2 277-322 -> 169-188;
+     * 4 threads: the last 837-1094 -> 575-658) */
+    bool rows_fit = rlx_parallel_threads() >= 4 || s->in[2] <= 32 ||
+                    (size_t)g->n * (size_t)g->c_in * s->in_sp <= ((size_t)2 << 20); /* floats */
+    if ((g_dw_force == 3 || (g_dw_force == 0 && s->out[2] >= row_min && rows_fit)) && rlx_nn_dw_rows_applies(g, s))
         return RLX_NN_DW_ROWS;
     if (dwb_pick(g, s)) return RLX_NN_DW_BLOCKED;
     return RLX_NN_DW_PLANES;
