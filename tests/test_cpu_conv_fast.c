@@ -410,6 +410,13 @@ static void test_conv_transpose_disjoint(void) {
     /* each case ran it twice in run_convt (fast_vs_ref: plain and packed) and once a thread limit */
     CHECK_MSG(rlx_nn_convt_disjoint_runs() - runs0 >= ARRAY_LEN(cases) * ARRAY_LEN(lims),
               "the disjoint path ran %zu times", rlx_nn_convt_disjoint_runs() - runs0);
+    /* an input row whose columns pass a task's bound (2 x 2 taps x 2 Mi
+     * positions: 8 Mi floats) takes the col2im path, which splits it */
+    static const conv_case wide = { "1-D 2 s2, a 2 Mi-long row", 1, 1, 1, 2, 1, { 1 << 21 }, { 2 }, { 2 }, { 1 }, { 0 },
+                                    { 0 }, 1 };
+    size_t runs1 = rlx_nn_convt_disjoint_runs();
+    run_convt(&wide, RLX_ACT_RELU);
+    CHECK_MSG(rlx_nn_convt_disjoint_runs() == runs1, "a 2 Mi-long row ran the disjoint path");
 }
 
 /* The depthwise paths' runs: the in-register activations (none, Relu,

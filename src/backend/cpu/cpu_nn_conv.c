@@ -408,19 +408,18 @@ static rlx_status convt_disjoint_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
                     .c_out = (size_t)g->c_out, .groups = (size_t)g->group };
     j.cig = j.c_in / j.groups, j.cog = j.c_out / j.groups, j.rows = j.cog * s->ksz;
     j.in_rows = (size_t)s->in[0] * (size_t)s->in[1];
-    size_t w2 = (size_t)s->in[2], jobs = (size_t)g->n * j.groups;
+    size_t w2 = (size_t)s->in[2], jobs = (size_t)g->n * j.groups, row_floats;
     if (!j.rows || !j.in_rows || !w2 || !jobs) return RLX_OK; /* an empty output */
+    /* a block is at least one input row's columns: past 4 Mi floats (a task's
+     * scratch is bounded) the col2im path, which splits rows too */
+    if (!rlx_mul_ok(j.rows, w2, &row_floats) || row_floats > ((size_t)1 << 22)) return convt_gemm_f32(k, g, s);
     size_t by_cache = ((size_t)64 << 10) / (j.rows * w2), want = 4 * (size_t)rlx_parallel_threads();
     size_t by_threads = jobs >= want ? j.in_rows : (j.in_rows * jobs + want - 1) / want;
     j.rpb = by_cache < by_threads ? by_cache : by_threads;
     if (j.rpb < 1) j.rpb = 1;
     j.blocks = (j.in_rows + j.rpb - 1) / j.rpb;
-    size_t slot;
-    if (!rlx_mul_ok(j.rows, j.rpb * w2, &slot))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "ConvTranspose column block of %zu x %zu too large", j.rows,
-                            j.rpb * w2);
     atomic_fetch_add(&g_convt_runs, 1);
-    return rlx_nn_run_items(k, jobs * j.blocks, slot, convt_disjoint_item, &j);
+    return rlx_nn_run_items(k, jobs * j.blocks, j.rows * j.rpb * w2, convt_disjoint_item, &j);
 }
 
 rlx_status rlx_cpu_nn_conv_transpose(rlx_cpu_kctx *k) {
