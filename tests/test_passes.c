@@ -671,7 +671,7 @@ static void fold_fault_case(const char *op, bool from_shape, int64_t xlen, rlx_s
     fold_fault_model(op, from_shape, &m);
     rlx_session *s = NULL;
     CHECK_OK(rlx_session_create(m, NULL, &s));
-    int64_t xv[2] = { 1, 1 };
+    int64_t xv[5] = { 1, 1, 1, 1, 1 }; /* xlen is at most 5 */
     rlx_tensor *x = test_tensor_i64(1, &xlen, xv);
     rlx_tensor **out = NULL;
     size_t n = 0;
