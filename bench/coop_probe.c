@@ -21,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <webgpu/webgpu.h>
-#include <webgpu/wgpu.h>
+#include "wgpu_min.h"
 
 typedef struct form {
     const char *ab, *c; /* "f32" or "f16" */
@@ -33,57 +32,6 @@ static const form k_forms[] = {
     { "f32", "f32", 8 }, { "f16", "f32", 8 },  { "f16", "f16", 8 },
     { "f16", "f32", 16 }, { "f16", "f16", 16 }, { "f32", "f32", 16 },
 };
-
-typedef struct waiter {
-    int done;
-    int status;
-    char msg[2048];
-} waiter;
-
-static void copy_sv(char *dst, size_t cap, WGPUStringView s) {
-    size_t n = s.data ? (s.length == WGPU_STRLEN ? strlen(s.data) : s.length) : 0;
-    if (n >= cap) n = cap - 1;
-    if (n) memcpy(dst, s.data, n);
-    dst[n] = 0;
-}
-
-static void on_adapter(WGPURequestAdapterStatus s, WGPUAdapter a, WGPUStringView m, void *u1, void *u2) {
-    (void)u2;
-    WGPUAdapter *out = u1;
-    if (s == WGPURequestAdapterStatus_Success) *out = a;
-    else fprintf(stderr, "coop_probe: no adapter: %.*s\n", (int)m.length, m.data ? m.data : "");
-}
-
-static void on_device(WGPURequestDeviceStatus s, WGPUDevice d, WGPUStringView m, void *u1, void *u2) {
-    (void)u2;
-    WGPUDevice *out = u1;
-    if (s == WGPURequestDeviceStatus_Success) *out = d;
-    else fprintf(stderr, "coop_probe: no device: %.*s\n", (int)m.length, m.data ? m.data : "");
-}
-
-static void on_scope(WGPUPopErrorScopeStatus st, WGPUErrorType t, WGPUStringView m, void *u1, void *u2) {
-    (void)st;
-    (void)u2;
-    waiter *w = u1;
-    w->status = (int)t;
-    if (t != WGPUErrorType_NoError) copy_sv(w->msg, sizeof w->msg, m);
-    w->done = 1;
-}
-
-static void on_map(WGPUMapAsyncStatus s, WGPUStringView m, void *u1, void *u2) {
-    (void)u2;
-    waiter *w = u1;
-    w->status = s == WGPUMapAsyncStatus_Success ? 0 : 1;
-    if (w->status) copy_sv(w->msg, sizeof w->msg, m);
-    w->done = 1;
-}
-
-static void wait_for(WGPUInstance inst, WGPUDevice dev, waiter *w) {
-    for (long i = 0; i < 1000000L && !w->done; i++) {
-        wgpuInstanceProcessEvents(inst);
-        if (!w->done) wgpuDevicePoll(dev, 1, NULL);
-    }
-}
 
 static uint16_t to_f16(float x) { /* small integers only: exact */
     if (x == 0.0f) return 0;
@@ -133,37 +81,10 @@ static void try_form(WGPUInstance inst, WGPUDevice dev, const form *f, unsigned 
              f16 ? "enable f16;\n" : "", f->ab, f->ab, f->c, sg, n, n, f->c, n, n, n, f->ab, n, n, n, f->ab, n, n);
     printf("form A,B %s  C %s  %dx%d: ", f->ab, f->c, n, n);
     fflush(stdout);
-    wgpuDevicePushErrorScope(dev, WGPUErrorFilter_Validation);
-    WGPUShaderSourceWGSL w;
-    memset(&w, 0, sizeof w);
-    w.chain.sType = WGPUSType_ShaderSourceWGSL;
-    w.code.data = src;
-    w.code.length = WGPU_STRLEN;
-    WGPUShaderModuleDescriptor sd;
-    memset(&sd, 0, sizeof sd);
-    sd.nextInChain = &w.chain;
-    WGPUShaderModule sm = wgpuDeviceCreateShaderModule(dev, &sd);
-    WGPUComputePipelineDescriptor pd;
-    memset(&pd, 0, sizeof pd);
-    pd.compute.module = sm;
-    pd.compute.entryPoint.data = "main";
-    pd.compute.entryPoint.length = WGPU_STRLEN;
-    WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(dev, &pd);
-    waiter sc;
-    memset(&sc, 0, sizeof sc);
-    WGPUPopErrorScopeCallbackInfo pc;
-    memset(&pc, 0, sizeof pc);
-    pc.mode = WGPUCallbackMode_AllowProcessEvents;
-    pc.callback = on_scope;
-    pc.userdata1 = &sc;
-    wgpuDevicePopErrorScope(dev, pc);
-    wait_for(inst, dev, &sc);
-    if (sc.status != WGPUErrorType_NoError) {
-        for (char *c = sc.msg; *c; c++)
-            if (*c == '\n') *c = ' ';
-        printf("rejected: %s\n", sc.msg);
-        if (pipe) wgpuComputePipelineRelease(pipe);
-        if (sm) wgpuShaderModuleRelease(sm);
+    char err[2048];
+    WGPUComputePipeline pipe = wm_pipeline(inst, dev, src, err, sizeof err);
+    if (!pipe) {
+        printf("rejected: %s\n", err);
         return;
     }
     float a[256], b[256], ab[256], ba[256];
@@ -219,23 +140,29 @@ static void try_form(WGPUInstance inst, WGPUDevice dev, const form *f, unsigned 
     wgpuComputePassEncoderEnd(cp);
     wgpuCommandEncoderCopyBufferToBuffer(enc, buf[2], 0, rb, 0, 1024);
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wm_waiter sc;
     memset(&sc, 0, sizeof sc);
+    WGPUPopErrorScopeCallbackInfo pc;
+    memset(&pc, 0, sizeof pc);
+    pc.mode = WGPUCallbackMode_AllowProcessEvents;
+    pc.callback = wm_on_scope;
+    pc.userdata1 = &sc;
     wgpuDevicePopErrorScope(dev, pc);
-    wait_for(inst, dev, &sc);
+    wm_wait(inst, dev, &sc);
     if (sc.status != WGPUErrorType_NoError) {
         printf("compiled, but recording failed: %s\n", sc.msg);
         return;
     }
     wgpuQueueSubmit(q, 1, &cb);
-    waiter mw;
+    wm_waiter mw;
     memset(&mw, 0, sizeof mw);
     WGPUBufferMapCallbackInfo mc;
     memset(&mc, 0, sizeof mc);
     mc.mode = WGPUCallbackMode_AllowProcessEvents;
-    mc.callback = on_map;
+    mc.callback = wm_on_map;
     mc.userdata1 = &mw;
     wgpuBufferMapAsync(rb, WGPUMapMode_Read, 0, 1024, mc);
-    wait_for(inst, dev, &mw);
+    wm_wait(inst, dev, &mw);
     if (!mw.done || mw.status) {
         printf("compiled, but the read-back failed: %s\n", mw.msg);
         return;
@@ -264,17 +191,7 @@ int main(int argc, char **argv) {
     unsigned sg = argc > 1 ? (unsigned)atoi(argv[1]) : 32;
     if (sg == 0 || sg > 256) sg = 32;
     WGPUInstance inst = wgpuCreateInstance(NULL);
-    WGPUAdapter ad = NULL;
-    WGPURequestAdapterOptions ao;
-    memset(&ao, 0, sizeof ao);
-    ao.powerPreference = WGPUPowerPreference_HighPerformance;
-    WGPURequestAdapterCallbackInfo ac;
-    memset(&ac, 0, sizeof ac);
-    ac.mode = WGPUCallbackMode_AllowProcessEvents;
-    ac.callback = on_adapter;
-    ac.userdata1 = &ad;
-    wgpuInstanceRequestAdapter(inst, &ao, ac);
-    wgpuInstanceProcessEvents(inst);
+    WGPUAdapter ad = wm_adapter(inst, "coop_probe");
     if (!ad) return 1;
     WGPUAdapterInfo info;
     memset(&info, 0, sizeof info);
@@ -288,22 +205,7 @@ int main(int argc, char **argv) {
     size_t nf = 0;
     if (has_f16) feat[nf++] = WGPUFeatureName_ShaderF16;
     if (has_coop) feat[nf++] = (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix;
-    WGPULimits lim;
-    memset(&lim, 0, sizeof lim);
-    wgpuAdapterGetLimits(ad, &lim);
-    WGPUDeviceDescriptor dd;
-    memset(&dd, 0, sizeof dd);
-    dd.requiredLimits = &lim;
-    dd.requiredFeatureCount = nf;
-    dd.requiredFeatures = feat;
-    WGPUDevice dev = NULL;
-    WGPURequestDeviceCallbackInfo dc;
-    memset(&dc, 0, sizeof dc);
-    dc.mode = WGPUCallbackMode_AllowProcessEvents;
-    dc.callback = on_device;
-    dc.userdata1 = &dev;
-    wgpuAdapterRequestDevice(ad, &dd, dc);
-    wgpuInstanceProcessEvents(inst);
+    WGPUDevice dev = wm_device(inst, ad, feat, nf, "coop_probe");
     if (!dev) return 1;
     for (size_t i = 0; i < sizeof k_forms / sizeof k_forms[0]; i++) try_form(inst, dev, &k_forms[i], sg);
     return 0;

@@ -134,6 +134,9 @@
 #                                            # PP-OCRv4 det (the page at 736x1472): rlx GPU vs rlx f32, PyTorch
 #                                            # f16 eager / CUDA graph, onnxruntime CPU on the QDQ file; CPU
 #                                            # steps; errors against onnxruntime; dtypes.txt, dtypes.json
+#   bash bench/device_run.sh alu             # ~1 min: bin/alu_rates, WGSL arithmetic rates per element type
+#                                            # (f32, f16 scalar / vec2 / vec4, dot4I8Packed) with no memory
+#                                            # traffic ($ALU_GOPS GOP per form, default 512); alu.txt
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -326,6 +329,9 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         --batch "${PROFILE_BATCH:-1}" ${PROFILE_MODELS:-minilm bert_base mobilenet_v2} > "$OUT/profile.txt" 2>&1
       cat "$OUT/profile.txt" | grep -v "^fusion: "
       rm -f "$OUT"/trace_*.json # within the 8 files that come back
+      ;;
+    alu)
+      { timeout 240 "$D/bin/alu_rates" "${ALU_GOPS:-512}"; "$RLX" devices 2>&1 | grep -iE "f16|subgroup"; } 2>&1 | tee "$OUT/alu.txt"
       ;;
     diag)
       {

@@ -8,7 +8,8 @@
 #                                  test_fusion, test_backend_ops, test_run_stop, sgemm_bench
 #                                  (the f32 GEMM's tiles, bench/sgemm_bench.c), pw_conv (the
 #                                  pointwise convolution against im2col + GEMM, bench/pw_conv.c),
-#                                  conv_node (one Conv node on the CPU's fast paths, bench/conv_node.c)
+#                                  conv_node (one Conv node on the CPU's fast paths, bench/conv_node.c),
+#                                  alu_rates (WGSL arithmetic rates, bench/alu_rates.c; when built)
 #                                  (stripped)
 #                           lib/   the shared libraries they load that the
 #                                  machine's image lacks: libwgpu_native.so,
@@ -72,6 +73,8 @@ for need in libwgpu_native.so libprotobuf-c.so.1 libopenblas.so.0 libgfortran.so
   fi
 done
 if [ -x "$BUILD/ocr_det" ]; then strip -o "$STAGE/bin/ocr_det" "$BUILD/ocr_det"; fi
+# the WGSL arithmetic rates (bench/alu_rates.c; builds older than it lack it)
+if [ -x "$BUILD/alu_rates" ]; then strip -o "$STAGE/bin/alu_rates" "$BUILD/alu_rates"; fi
 # the shared library, for the Python bindings' scripts (RLX_LIBRARY=lib/librlx.so)
 if [ -e "$BUILD/librlx.so" ]; then strip -o "$STAGE/lib/librlx.so" "$BUILD/librlx.so"; fi
 
