@@ -2196,17 +2196,41 @@ static void test_pools(void) {
             }
     }
     rlx_cpu_isa_cap(top);
-    static const char *globals[] = { "GlobalAveragePool", "GlobalMaxPool" };
-    int64_t xd[4] = { 2, 37, 5, 7 }, yd[4] = { 2, 37, 1, 1 };
-    for (size_t i = 0; i < ARRAY_LEN(globals); i++) {
-        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
-        const rlx_tensor *in[1] = { x };
-        node_attrs st = { .n = 0 };
-        rlx_node n = make_node(globals[i], 1, 1, 1, &st);
-        /* the same per-plane loop: exact */
-        CHECK_MSG(fast_vs_ref(globals[i], &n, in, 4, yd, 0, 0), "%s", globals[i]);
-        rlx_tensor_destroy(x);
+    /* global pools: the reductions' vector rows (rlx_cpu_reduce_rows_f32:
+     * double sums in 16 lanes per block of 32K, so within an f32 ulp of the
+     * reference's one chain; the maximum exact, its first NaN included),
+     * planes of 35 and of 40,000 (two blocks), p 3 the per-plane loop
+     * (exact); then with the ISA capped below AVX2: the per-plane loop */
+    static const char *globals[] = { "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "GlobalLpPool",
+                                      "GlobalLpPool" };
+    static const int64_t gp[] = { 0, 0, 1, 2, 3 };
+    static const int64_t gxd[2][4] = { { 2, 37, 5, 7 }, { 1, 3, 200, 200 } };
+    for (int cap = 0; cap < 2; cap++) {
+        if (cap) rlx_cpu_isa_cap(RLX_CPU_ISA_C);
+        for (int sh = 0; sh < 2; sh++)
+            for (size_t i = 0; i < ARRAY_LEN(globals); i++)
+                for (int nan = 0; nan < 2; nan++) {
+                    if (nan && i != 1) continue;
+                    const int64_t *xd = gxd[sh];
+                    int64_t yd[4] = { xd[0], xd[1], 1, 1 };
+                    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+                    size_t sp = (size_t)(xd[2] * xd[3]);
+                    if (nan) /* NaNs in plane 1 only (after its maximum's likely place) */
+                        ((float *)x->data)[sp + sp / 2] = NAN, ((float *)x->data)[sp + sp - 1] = NAN;
+                    const rlx_tensor *in[1] = { x };
+                    node_attrs st = { .n = 0 };
+                    if (gp[i]) attr_int(&st, "p", gp[i]);
+                    rlx_node n = make_node(globals[i], 1, 1, 1, &st);
+                    g_nan_ok = nan != 0;
+                    bool exact = i == 1 || gp[i] == 3 || cap;
+                    CHECK_MSG(fast_vs_ref(globals[i], &n, in, 4, yd, exact ? 0 : 1.2e-7, 0), "%s p %lld, %lld x %lld%s%s",
+                              globals[i], (long long)gp[i], (long long)xd[2], (long long)xd[3], nan ? ", NaNs" : "",
+                              cap ? ", no AVX2" : "");
+                    g_nan_ok = false;
+                    rlx_tensor_destroy(x);
+                }
     }
+    rlx_cpu_isa_cap(top);
 }
 
 /* ------------------------------------------------------------ Resize */

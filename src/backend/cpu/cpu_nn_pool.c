@@ -100,6 +100,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 #include "base/scratch.h"
@@ -1457,16 +1458,6 @@ static void global_planes(void *ctx, size_t p0, size_t p1) {
         const float *xf = f32 ? (const float *)j->xt->data + pl * sp : NULL;
         const double *xc = f32 ? NULL : j->xd + pl * sp;
         double acc = kind == POOL_MAX ? (sp ? (f32 ? xf[0] : xc[0]) : dtype_lowest(j->xt->dtype)) : 0.0;
-        if (f32 && kind == POOL_AVG) { /* four partial sums: the add latency bounds a single chain */
-            double s4[4] = { 0, 0, 0, 0 };
-            size_t i = 0;
-            for (; i + 4 <= sp; i += 4) s4[0] += xf[i], s4[1] += xf[i + 1], s4[2] += xf[i + 2], s4[3] += xf[i + 3];
-            for (; i < sp; i++) s4[0] += xf[i];
-            double r = ((s4[0] + s4[1]) + (s4[2] + s4[3])) / (double)sp;
-            if (j->yf) j->yf[pl] = (float)r;
-            else j->y[pl] = r;
-            continue;
-        }
         for (size_t i = 0; i < sp; i++) {
             double v = f32 ? xf[i] : xc[i];
             if (kind == POOL_MAX) {
@@ -1495,8 +1486,12 @@ static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
     /* f32 is read in place (summed in double); other dtypes through a copy */
     bool f32 = xt->dtype == RLX_DTYPE_F32;
     if (!k->reference && f32 && k->out[0]->dtype == RLX_DTYPE_F32) {
-        /* the fast path: the same per-plane loop over the pool, writing the
-         * f32 output in place (no result buffer) */
+        /* the fast path: the reductions' vector rows (ReduceMean, ReduceMax,
+         * ReduceL1 / ReduceL2 over the plane), else the same per-plane loop
+         * over the pool, writing the f32 output in place (no result buffer) */
+        int rk = kind == POOL_AVG ? RLX_ROW_MEAN : kind == POOL_MAX ? RLX_ROW_MAX
+                 : p == 1.0       ? RLX_ROW_L1 : p == 2.0 ? RLX_ROW_L2 : -1;
+        if (rk >= 0 && rlx_cpu_reduce_rows_f32((rlx_row_red)rk, xt->data, k->out[0]->data, planes, sp)) return RLX_OK;
         global_job j = { kind, xt, NULL, NULL, k->out[0]->data, sp, p };
         rlx_parallel_for(planes, 1 + 16384 / (sp + 1), global_planes, &j);
         return RLX_OK;

@@ -433,6 +433,18 @@ static bool reduce_vec_f32(red_op op, const float *x, float *y, size_t pre, size
 }
 #endif
 
+bool rlx_cpu_reduce_rows_f32(rlx_row_red kind, const float *x, float *y, size_t rows, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    static const red_op k_op[] = { [RLX_ROW_MEAN] = R_MEAN, [RLX_ROW_MAX] = R_MAX, [RLX_ROW_L1] = R_L1,
+                                   [RLX_ROW_L2] = R_L2 };
+    if (n == 0 || (unsigned)kind > RLX_ROW_L2 || !rlx_cpu_has_avx2()) return false;
+    return reduce_vec_f32(k_op[kind], x, y, rows, n, 1);
+#else
+    (void)kind, (void)x, (void)y, (void)rows, (void)n;
+    return false;
+#endif
+}
+
 /* Fast path: f32 input, the reduced axes one contiguous block, viewed as
  * [pre, red, post]. Accumulates in double; with AVX2 (reduce_vec_f32) in
  * 16 double lanes per block of 32K elements of a row, over the pool, the

@@ -55,4 +55,13 @@ void rlx_cpu_rows_arg(const float *x, int64_t *y, size_t rows, size_t len, bool 
 bool rlx_cpu_rows_layernorm(const float *x, const float *scale, const float *bias, float *y, float *mean, float *inv,
                             size_t rows, size_t len, double eps);
 
+/* The row reductions of ReduceMean / ReduceMax / ReduceL1 / ReduceL2 over
+ * the last axis of f32 x [rows, n] into y [rows] (defined in cpu_reduce.c, its vector
+ * form: double sums in 16 lanes per block of 32K, over the pool, the order
+ * fixed by the sizes; the maximum's first NaN, and of equal values the
+ * first). Global pools use them. Returns false without writing when it
+ * has no vector form here (no AVX2) or n is 0. */
+typedef enum rlx_row_red { RLX_ROW_MEAN, RLX_ROW_MAX, RLX_ROW_L1, RLX_ROW_L2 } rlx_row_red;
+bool rlx_cpu_reduce_rows_f32(rlx_row_red kind, const float *x, float *y, size_t rows, size_t n);
+
 #endif
