@@ -5,11 +5,12 @@
  *
  *   alu_rates [GFLOP_PER_FORM]        (default 256)
  *
- * For each form (f32, vec4<f32>, f16, vec2<f16>, vec4<f16>, f16 products
- * widened into f32 sums, i32 multiply-adds, dot4I8Packed and
- * dot4U8Packed) it builds a kernel whose 1 Mi invocations (4096
- * workgroups of 256) each run 8 independent chains x = fma(x, a, b) (a
- * and b read from a buffer, so nothing folds) for as many steps as give
+ * For each form (f32, vec4<f32>, f16, vec2<f16>, vec4<f16> by fma() and
+ * by x * a + b, the GEMM step's lane splat, f16 products widened into
+ * f32 sums, i32 multiply-adds, dot4I8Packed and dot4U8Packed) it builds a
+ * kernel whose 1 Mi invocations (4096 workgroups of 256) each run 8
+ * independent chains x = fma(x, a, b) (a and b read from a buffer, so
+ * nothing folds) for as many steps as give
  * about GFLOP_PER_FORM x 1e9 operations in all, and writes their sum out.
  * A multiply-add counts 2 operations per lane; a dot4 of packed bytes
  * with its accumulation counts 8. It prints the best and the median of 5
@@ -42,6 +43,12 @@ static const form k_forms[] = {
     { "vec2<f16> fma", "vec2<f16>", "%s = fma(%s, vec2<f16>(ha), vec2<f16>(hb));", "f32(%s.x + %s.y)", 4, 1 },
     { "vec4<f16> fma", "vec4<f16>", "%s = fma(%s, vec4<f16>(ha), vec4<f16>(hb));", "f32(dot(%s, vec4<f16>(1.0h)))", 8,
       1 },
+    { "vec4<f32> x * a + b", "vec4<f32>", "%s = %s * vec4<f32>(a) + vec4<f32>(b);", "dot(%s, vec4<f32>(1.0))", 8, 0 },
+    { "vec2<f16> x * a + b", "vec2<f16>", "%s = %s * vec2<f16>(ha) + vec2<f16>(hb);", "f32(%s.x + %s.y)", 4, 1 },
+    { "vec4<f16> x * a + b", "vec4<f16>", "%s = %s * vec4<f16>(ha) + vec4<f16>(hb);", "f32(dot(%s, vec4<f16>(1.0h)))",
+      8, 1 },
+    { "vec4<f16> x.y * a + x (GEMM step)", "vec4<f16>", "%s = vec4<f16>(%s.y) * vec4<f16>(ha) + %s;",
+      "f32(dot(%s, vec4<f16>(1.0h)))", 8, 1 },
     { "vec4<f32> fma, a lane splat (GEMM step)", "vec4<f32>", "%s = fma(vec4<f32>(%s.y), vec4<f32>(a), %s);",
       "dot(%s, vec4<f32>(1.0))", 8, 0 },
     { "vec4<f16> fma, a lane splat (GEMM step)", "vec4<f16>", "%s = fma(vec4<f16>(%s.y), vec4<f16>(ha), %s);",
