@@ -1894,10 +1894,12 @@ static rlx_status x_mha(cx *c) {
             RLX_TRY(unpack_heads(c, k, 2, nh, hd, outs));
             k = outs[0], v = outs[1];
         } else if (kr == 3) { /* [B, L, D], [B, L, D_v] */
-            int64_t dv = v >= 0 && vr == 3 ? static_dim(c, v, 2) : -1;
+            if (v < 0 || vr != 3)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a 3-D key needs a 3-D value", c->label);
+            int64_t dv = static_dim(c, v, 2);
             if (dv <= 0 || dv % nh || !dim_is(c, k, 2, d))
-                return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: with a 3-D query and key, value must be 3-D, key's hidden "
-                                "size query's and value's static and a multiple of num_heads", c->label);
+                return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: key's hidden size must be query's (%lld), value's static and "
+                                "a multiple of num_heads (%lld)", c->label, (long long)d, (long long)nh);
             if (bias >= 0) { /* [D + D + D_v] */
                 if (val(c, bias)->rank != 1 || static_dim(c, bias, 0) != 2 * d + dv)
                     return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: bias must have the static shape (%lld) (query's, "
@@ -1960,9 +1962,9 @@ static rlx_status x_mha(cx *c) {
         int mr = val(c, kpm)->rank;
         int64_t tl = static_dim(c, k, 2), ml = static_dim(c, kpm, -1);
         if (mr == 1 ? !dim_is(c, kpm, 0, static_dim(c, q, 0)) : mr != 2 && mr != 3)
-            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: key_padding_mask of rank %d and shape (%lld, ...) is not "
-                            "supported (only (batch) key lengths, (batch, total_sequence) and (batch, sequence, "
-                            "total_sequence) 1-keep 0-mask forms)", c->label, mr, (long long)static_dim(c, kpm, 0));
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: key_padding_mask of rank %d%s is not supported (only (batch) "
+                            "key lengths, (batch, total_sequence) and (batch, sequence, total_sequence) 1-keep "
+                            "0-mask forms)", c->label, mr, mr == 1 ? " and another length than the batch" : "");
         if (mr > 1 && ml >= 0 && tl >= 0 && ml != tl)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: key_padding_mask's last dim (%lld) is not the total "
                             "sequence length (%lld: past + kv_sequence)", c->label, (long long)ml, (long long)tl);

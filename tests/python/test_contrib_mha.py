@@ -215,11 +215,11 @@ case("mha_f16", ["q", "k", "v", "b", "m"], dict(h, m=m2), dt=np.float16, num_hea
 
 
 # ---------------------------------------------------------------- refused forms
-def refused(name, ins, feeds, want, outs=("y",), code=None, **attrs):
+def refused(name, ins, feeds, want, outs=("y",), code=None, dyn=None, **attrs):
     if ONLY and not name.startswith(ONLY):
         return
     attrs.setdefault("num_heads", 2)
-    path = build(name, ins, list(outs), feeds, **attrs)
+    path = build(name, ins, list(outs), feeds, dyn, **attrs)
     rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
     ok = rc > 0 and "'mha'" in se and want in se and (code is None or code in se)
     C.check(ok, "%s fails the load naming the node and %r (rc %d: %s)" % (name, want, rc, se.strip()[-300:]))
@@ -252,6 +252,15 @@ refused("bad_bnsh_past", ["q", "k", "v", "", "", "", "pk", "pv"],
         dict(q=q, k=heads(k, N).copy(), v=heads(v, N).copy(), pk=f32(B, N, 4, Hd), pv=f32(B, N, 4, Hd)), "past_key",
         code=U)
 refused("bad_heads", ["q", "k", "v"], qkv3, "multiple of num_heads", num_heads=3)
+refused("bad_no_value", ["q", "k"], dict(q=q, k=k), "needs a 3-D value", code=I)
+refused("bad_value_4d", ["q", "k", "v"], dict(q=q, k=heads(k, N).copy(), v=v), "4-D value", code=I)
+refused("bad_mask_scalar", ["q", "k", "v", "", "m"], dict(qkv3, m=np.array(3, np.int32)), "key_padding_mask of rank 0",
+        code=U)
+refused("bad_bias_rank", ["q", "k", "v", "", "", "ab"], dict(qkv3, ab=f32(N, S, L)), "attention_bias", code=I)
+refused("bad_heads_huge", ["q", "k", "v"], qkv3, "num_heads", num_heads=2 ** 62, code=I)
+refused("bad_key_dtype", ["q", "k", "v"], dict(qkv3, k=k.astype(np.float16)), "key has dtype f16", code=I)
+refused("bad_packed_qkv_dyn", ["qkv"], dict(qkv=np.stack([q.reshape(B, S, N, Hd)] * 3, 3)), "static shape",
+        dyn={"qkv": {2: "N"}}, code=U)
 refused("bad_bias_len", ["q", "k", "v", "b"], dict(qkv3, b=f32(2 * N * Hd)), "bias", code=I)
 path = build("bad_missing_heads", ["q", "k", "v"], ["y"], qkv3)
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
