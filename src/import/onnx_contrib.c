@@ -2045,6 +2045,87 @@ static rlx_status x_embed_ln(cx *c) {
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ GatherBlockQuantized */
+
+/* GatherBlockQuantized with uint8 data (two 4-bit values a byte, the low
+ * nibble first; onnxruntime 1.22 gives it zero point 8 and no zero_points
+ * input, gather_axis 0 and blocks along the last axis): the import unpacks
+ * the constant data to int8 q - 8 (one byte a value, where the file has
+ * half); then Gather of those rows and of the scales' rows and
+ * DequantizeLinear-21 blocked along the last axis (output of the scales'
+ * type). */
+static rlx_status x_gather_bq(cx *c) {
+    rlx_status st = RLX_OK;
+    const rlx_tensor *D = konst_input(c, 0, "data", &st);
+    if (!D) return st;
+    int idx, s;
+    RLX_TRY(input(c, 1, &idx));
+    RLX_TRY(input(c, 2, &s));
+    if (D->dtype != RLX_DTYPE_U8)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: data of dtype %s is not supported (uint8: 4-bit values packed "
+                        "two a byte)", c->label, rlx_dtype_name(D->dtype));
+    if (in_id(c, 3) >= 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero_points are not supported for uint8 data (its zero point is "
+                        "8)", c->label);
+    rlx_dtype it = val(c, idx)->dtype, sdt = val(c, s)->dtype;
+    if (it != RLX_DTYPE_I32 && it != RLX_DTYPE_I64)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: indices have dtype %s, expected int32 or int64", c->label,
+                        rlx_dtype_name(it));
+    if (sdt != RLX_DTYPE_F32 && sdt != RLX_DTYPE_F16)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: scales of dtype %s are not supported (f32, f16)", c->label,
+                        rlx_dtype_name(sdt));
+    int r = D->rank;
+    int64_t ga = attr_i(c, "gather_axis"), qa = attr_i(c, "quantize_axis"), bs = attr_i(c, "block_size");
+    if (ga < 0) ga += r;
+    if (qa < 0) qa += r;
+    if (r < 2 || ga != 0 || qa != r - 1)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: uint8 data must have rank >= 2, gather_axis 0 and quantize_axis "
+                        "the last (has rank %d, gather_axis %lld, quantize_axis %lld)", c->label, r,
+                        (long long)attr_i(c, "gather_axis"), (long long)attr_i(c, "quantize_axis"));
+    if (bs < 16 || bs > (1 << 30) || (bs & (bs - 1)))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size (%lld) must be a power of 2, at least 16", c->label,
+                        (long long)bs);
+    int64_t dims[RLX_MAX_RANK];
+    for (int i = 0; i < r; i++) dims[i] = D->dims[i];
+    int64_t hp = dims[r - 1];
+    if (hp > INT64_MAX / 2)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: data's last dim is too large", c->label);
+    dims[r - 1] = 2 * hp;
+    int64_t nb = (dims[r - 1] + bs - 1) / bs;
+    const rlx_value *sv = val(c, s);
+    bool s_ok = sv->rank == r;
+    for (int i = 0; s_ok && i < r; i++) s_ok = sv->dims[i] == (i == r - 1 ? nb : dims[i]);
+    if (!s_ok)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: scales must have data's (unpacked) shape with its last dim in "
+                        "blocks of %lld (ceil(%lld / %lld) = %lld)", c->label, (long long)bs,
+                        (long long)dims[r - 1], (long long)bs, (long long)nb);
+    if (c->cfg) {
+        char what[400];
+        snprintf(what, sizeof what, "%s: data unpacked to one int8 a value", c->label);
+        RLX_TRY(rlx_limit_check(c->cfg, "limits.max_tensor_bytes", (uint64_t)rlx_tensor_numel(D) * 2, what));
+    }
+    rlx_tensor *Q;
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_I8, dims, r, &Q));
+    const uint8_t *src = D->data;
+    int8_t *dst = Q->data;
+    for (size_t i = 0, n = rlx_tensor_numel(D); i < n; i++) {
+        dst[2 * i] = (int8_t)((src[i] & 0xf) - 8);
+        dst[2 * i + 1] = (int8_t)((src[i] >> 4) - 8);
+    }
+    int q, x, y;
+    RLX_TRY(rlx_graph_add_konst(c->g, NULL, Q, &q));
+    RLX_TRY(op_i(c, "Gather", (int[]){ q, idx }, 2, "axis", 0, -1, &x));
+    RLX_TRY(op_i(c, "Gather", (int[]){ s, idx }, 2, "axis", 0, -1, &s));
+    rlx_node_attr a[2];
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "axis", -1));
+    st = rlx_node_attr_set_int(&a[1], "block_size", bs);
+    if (st) {
+        rlx_node_attr_free(&a[0]);
+        return st;
+    }
+    return emit(c, 0, "DequantizeLinear", (int[]){ x, s }, 2, a, 2, out_id(c, 0), &y);
+}
+
 /* ------------------------------------------------------------ the table */
 
 #define A_INT(nm, v) { nm, RLX_ATTR_INT, false, true, (v), NULL }
@@ -2085,6 +2166,12 @@ static const rlx_contrib_def k_contrib[] = {
       { A_FLOAT("epsilon", 1e-12f), A_OPT("mask_index_type", RLX_ATTR_INT) } },
     { MS, "FastGelu", 1, 1, 2, 1, 1, x_fast_gelu, "Gelu-20 approximate=tanh of X (+ bias).", { { 0 } } },
     { MS, "Gelu", 1, 1, 1, 1, 1, x_gelu, "Gelu-20 (erf).", { { 0 } } },
+    { MS, "GatherBlockQuantized", 1, 3, 4, 1, 1, x_gather_bq,
+      "uint8 data (4-bit values two a byte, zero point 8, gather_axis 0, blocks along the last axis; a constant): "
+      "unpacked at load to int8 q - 8 (one byte a value, twice the file's), then Gather of its rows and of the "
+      "scales' and DequantizeLinear-21 blocked (f32 or f16 scales; runs on the CPU). int4 and uint4 data are not "
+      "supported (rlx has no 4-bit tensors: the load refuses them).",
+      { A_INT("block_size", 128), A_INT("gather_axis", 0), A_INT("quantize_axis", 1) } },
     { MS, "GroupQueryAttention", 1, 7, 11, 3, 3, x_gqa,
       "MatMul, Softmax, MatMul per head with kv heads repeated (num_heads a multiple of kv_num_heads; Expand "
       "materializes the repeated K and V: num_heads / kv_num_heads times their memory), a causal "
