@@ -1652,7 +1652,7 @@ static rlx_status x_onnx_attention(cx *c) {
 /* The additive mask [B, 1, 1 or S, T] of Attention's mask_index: raw
  * masks (B, T) or (B, S, T), 1 keep and 0 masked, or right-padding lengths
  * (B): key j masked when j >= length; masked keys get mask_filter_value. */
-static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int *out) {
+static rlx_status attn_mask(cx *c, int mask, const char *what, int t, rlx_dtype dt, int64_t b_dim, int *out) {
     /* the mask's rank and dtype copied: adding values may move c->g->values */
     const rlx_value mv_ = *val(c, mask), *mv = &mv_;
     float filter = attr_f(c, "mask_filter_value");
@@ -1660,14 +1660,14 @@ static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int
     RLX_TRY(k_scalar(c, dt, filter, &fk));
     RLX_TRY(k_scalar(c, dt, 0, &zk));
     if (mv->dtype != RLX_DTYPE_I32 && mv->dtype != RLX_DTYPE_I64)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: mask_index has dtype %s, expected int32", c->label,
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has dtype %s, expected int32", c->label, what,
                         rlx_dtype_name(mv->dtype));
     int keep, r;
     if (mv->rank == 1) {
         int64_t n = static_dim(c, mask, 0);
         if (n >= 0 && b_dim >= 0 && n != b_dim)
-            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: mask_index of shape (%lld): only the right-padding form (batch_"
-                            "size) is supported among the 1-D ones", c->label, (long long)n);
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %s of shape (%lld): only the right-padding form (batch_size) "
+                            "is supported among the 1-D ones", c->label, what, (long long)n);
         int kpos, len;
         RLX_TRY(arange(c, t, &kpos));
         RLX_TRY(op_i(c, "Cast", &kpos, 1, "to", mv->dtype, -1, &kpos));
@@ -1681,8 +1681,8 @@ static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int
         RLX_TRY(unsqueeze(c, keep, 1, &keep));
         if (mv->rank == 2) RLX_TRY(unsqueeze(c, keep, 1, &keep));
     } else
-        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: mask_index of rank %d is not supported (rank 1: lengths, 2 or 3: "
-                        "raw masks)", c->label, mv->rank);
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %s of rank %d is not supported (rank 1: lengths, 2 or 3: raw "
+                        "masks)", c->label, what, mv->rank);
     RLX_TRY(emit(c, 0, "Where", (int[]){ keep, zk, fk }, 3, NULL, 0, -1, &r));
     *out = r;
     return RLX_OK;
@@ -1766,7 +1766,7 @@ static rlx_status attention(cx *c, const attn_io *io) {
     if (in_id(c, io->mask) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
     if (in_id(c, io->mask) >= 0) {
         int m = -1;
-        RLX_TRY(attn_mask(c, in_id(c, io->mask), t, dt, (int)static_dim(c, x, 0), &m));
+        RLX_TRY(attn_mask(c, in_id(c, io->mask), "mask_index", t, dt, static_dim(c, x, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
     if (attr_i(c, "unidirectional")) { /* key j > query i masked */
@@ -1794,6 +1794,208 @@ static rlx_status x_attention(cx *c) {
 static rlx_status x_qattention(cx *c) {
     static const attn_io io = { 5, 8, -1, -1, true };
     return attention(c, &io);
+}
+
+/* ------------------------------------------------------------ MultiHeadAttention */
+
+/* x packed along axis 3, [B, S, N, n, H] (QKV: n = 3, KV: n = 2) -> outs[n],
+ * each [B, S, N, H]. */
+static rlx_status unpack_heads(cx *c, int x, int n, int64_t nh, int64_t hd, int *outs) {
+    static const int64_t ones[3] = { 1, 1, 1 };
+    int sz;
+    RLX_TRY(k_i64(c, ones, (size_t)n, &sz));
+    rlx_node_attr a;
+    RLX_TRY(rlx_node_attr_set_int(&a, "axis", 3));
+    for (int i = 0; i < n; i++) RLX_TRY(rlx_graph_add_value(c->g, NULL, &outs[i]));
+    RLX_TRY(emit_to(c, 0, "Split", (int[]){ x, sz }, 2, &a, 1, outs, n));
+    const int64_t bsnh[4] = { 0, 0, nh, hd };
+    for (int i = 0; i < n; i++) RLX_TRY(reshape(c, outs[i], bsnh, 4, -1, &outs[i]));
+    return RLX_OK;
+}
+
+/* Static dim `axis` of value id is `want` when both are known. */
+static bool dim_is(const cx *c, int id, int axis, int64_t want) {
+    int64_t d = static_dim(c, id, axis);
+    return d < 0 || want < 0 || d == want;
+}
+
+/* MultiHeadAttention: see the row's text. Inputs: query, key, value, bias,
+ * key_padding_mask, attention_bias, past_key, past_value,
+ * past_sequence_length, cache_indirection; outputs: output, present_key,
+ * present_value, qk. */
+static rlx_status x_mha(cx *c) {
+    int64_t nh = attr_i(c, "num_heads");
+    if (nh <= 0 || nh > INT32_MAX)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: num_heads (%lld) must be positive, at most 2^31 - 1", c->label,
+                        (long long)nh);
+    if (in_id(c, 8) >= 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: input past_sequence_length (a past / present buffer shared at "
+                        "max_sequence_length) is not supported", c->label);
+    if (in_id(c, 9) >= 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: input cache_indirection (beam search) is not supported", c->label);
+    if (out_id(c, 3) >= 0) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output qk is not supported", c->label);
+    int q, k, v, bias, kpm, ab, pk, pv;
+    RLX_TRY(input(c, 0, &q));
+    RLX_TRY(input(c, 1, &k));
+    RLX_TRY(input(c, 2, &v));
+    RLX_TRY(input(c, 3, &bias));
+    RLX_TRY(input(c, 4, &kpm));
+    RLX_TRY(input(c, 5, &ab));
+    RLX_TRY(input(c, 6, &pk));
+    RLX_TRY(input(c, 7, &pv));
+    RLX_TRY(require_float(c, q, "query"));
+    rlx_dtype dt = val(c, q)->dtype;
+    static const char *const names[8] = { "query", "key", "value", "bias", "", "attention_bias", "past_key",
+                                          "past_value" };
+    const int ids[8] = { q, k, v, bias, -1, ab, pk, pv };
+    for (int i = 1; i < 8; i++)
+        if (ids[i] >= 0 && val(c, ids[i])->dtype != dt)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has dtype %s, expected %s (query's)", c->label, names[i],
+                            rlx_dtype_name(val(c, ids[i])->dtype), rlx_dtype_name(dt));
+    if ((pk < 0) != (pv < 0))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: past_key and past_value come together", c->label);
+    if (pk >= 0 && (val(c, pk)->rank != 4 || val(c, pv)->rank != 4))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: past_key and past_value must have rank 4 (batch, num_heads, "
+                        "past_sequence, head_size)", c->label);
+    int qr = val(c, q)->rank, kr = k >= 0 ? val(c, k)->rank : -1, vr = v >= 0 ? val(c, v)->rank : -1;
+    bool kv_bnsh = false;
+    int64_t hd;
+    if (qr == 5) { /* packed QKV [B, S, N, 3, H] */
+        hd = static_dim(c, q, 4);
+        if (k >= 0 || v >= 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a packed QKV query (rank 5) comes without key and value",
+                            c->label);
+        if (static_dim(c, q, 2) != nh || static_dim(c, q, 3) != 3 || hd <= 0)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: packed QKV must have the static shape (batch, sequence, "
+                            "num_heads = %lld, 3, head_size)", c->label, (long long)nh);
+        if (bias >= 0)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: bias with packed QKV is not supported", c->label);
+        int outs[3];
+        RLX_TRY(unpack_heads(c, q, 3, nh, hd, outs));
+        q = outs[0], k = outs[1], v = outs[2];
+    } else if (qr == 3) {
+        int64_t d = static_dim(c, q, 2);
+        if (d <= 0 || d % nh)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: query's hidden size must be static and a multiple of num_heads "
+                            "(%lld)", c->label, (long long)nh);
+        hd = d / nh;
+        if (k < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: key is required unless query is packed QKV (batch, sequence, "
+                            "num_heads, 3, head_size)", c->label);
+        if (kr == 5) { /* packed KV [B, L, N, 2, H] */
+            if (v >= 0)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a packed KV key (rank 5) comes without value", c->label);
+            if (static_dim(c, k, 2) != nh || static_dim(c, k, 3) != 2 || static_dim(c, k, 4) != hd)
+                return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: packed KV must have the static shape (batch, kv_sequence, "
+                                "num_heads = %lld, 2, head_size = %lld)", c->label, (long long)nh, (long long)hd);
+            if (bias >= 0)
+                return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: bias with packed KV is not supported", c->label);
+            int outs[2];
+            RLX_TRY(unpack_heads(c, k, 2, nh, hd, outs));
+            k = outs[0], v = outs[1];
+        } else if (kr == 3) { /* [B, L, D], [B, L, D_v] */
+            if (v < 0 || vr != 3)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a 3-D key needs a 3-D value", c->label);
+            int64_t dv = static_dim(c, v, 2);
+            if (dv <= 0 || dv % nh || !dim_is(c, k, 2, d))
+                return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: key's hidden size must be query's (%lld), value's static and "
+                                "a multiple of num_heads (%lld)", c->label, (long long)d, (long long)nh);
+            if (bias >= 0) { /* [D + D + D_v] */
+                if (val(c, bias)->rank != 1 || static_dim(c, bias, 0) != 2 * d + dv)
+                    return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: bias must have the static shape (%lld) (query's, "
+                                    "key's and value's hidden sizes)", c->label, (long long)(2 * d + dv));
+                const int64_t sz[3] = { d, d, dv };
+                int b3[3];
+                RLX_TRY(split_qkv(c, bias, sz, b3));
+                RLX_TRY(op2(c, "Add", q, b3[0], -1, &q));
+                RLX_TRY(op2(c, "Add", k, b3[1], -1, &k));
+                RLX_TRY(op2(c, "Add", v, b3[2], -1, &v));
+            }
+            const int64_t kh[4] = { 0, 0, nh, hd }, vh[4] = { 0, 0, nh, dv / nh };
+            RLX_TRY(reshape(c, k, kh, 4, -1, &k));
+            RLX_TRY(reshape(c, v, vh, 4, -1, &v));
+        } else if (kr == 4) { /* [B, N, L, H]: cross attention with the k/v cached */
+            if (v < 0 || vr != 4 || !dim_is(c, k, 1, nh) || !dim_is(c, v, 1, nh) || !dim_is(c, k, 3, hd))
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a 4-D key (batch, num_heads, kv_sequence, head_size) "
+                                "needs a 4-D value, both of num_heads = %lld heads, key's of head size %lld",
+                                c->label, (long long)nh, (long long)hd);
+            if (pk >= 0)
+                return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: past_key / past_value with a 4-D (batch, num_heads, "
+                                "kv_sequence, head_size) key are not supported", c->label);
+            if (bias >= 0) { /* onnxruntime adds the query's part only: K and V are projected already */
+                if (val(c, bias)->rank != 1 || static_dim(c, bias, 0) < d)
+                    return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: bias must be 1-D, of a static length of at least "
+                                    "%lld (query's hidden size)", c->label, (long long)d);
+                int bq;
+                RLX_TRY(slice(c, bias, 0, 0, d, 1, &bq));
+                RLX_TRY(op2(c, "Add", q, bq, -1, &q));
+            }
+            kv_bnsh = true;
+        } else
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: key must have rank 3 (batch, kv_sequence, hidden), 4 (batch, "
+                            "num_heads, kv_sequence, head_size) or 5 (packed KV)", c->label);
+        const int64_t qh[4] = { 0, 0, nh, hd };
+        RLX_TRY(reshape(c, q, qh, 4, -1, &q));
+    } else
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: query must have rank 3 (batch, sequence, hidden) or 5 (packed "
+                        "QKV), has rank %d", c->label, qr);
+    static const int64_t bnsh[4] = { 0, 2, 1, 3 };
+    RLX_TRY(transpose(c, q, bnsh, 4, -1, &q)); /* [B, N, S, H] */
+    if (!kv_bnsh) {
+        RLX_TRY(transpose(c, k, bnsh, 4, -1, &k));
+        RLX_TRY(transpose(c, v, bnsh, 4, -1, &v));
+    }
+    int r;
+    if (pk >= 0) {
+        RLX_TRY(concat(c, (int[]){ pk, k }, 2, 2, out_id(c, 1), &k));
+        RLX_TRY(concat(c, (int[]){ pv, v }, 2, 2, out_id(c, 2), &v));
+    } else {
+        if (out_id(c, 1) >= 0) RLX_TRY(op1(c, "Identity", k, out_id(c, 1), &r));
+        if (out_id(c, 2) >= 0) RLX_TRY(op1(c, "Identity", v, out_id(c, 2), &r));
+    }
+    float scale = attr_f(c, "scale");
+    if (scale == 0.0f) scale = (float)(1.0 / sqrt((double)hd));
+    int sc, t;
+    RLX_TRY(scaled_scores(c, q, k, dt, scale, 0.0f, &sc));
+    RLX_TRY(dim_of(c, k, 2, RLX_DTYPE_I64, &t)); /* the total length P + L */
+    if (kpm >= 0) {
+        int mr = val(c, kpm)->rank;
+        int64_t tl = static_dim(c, k, 2), ml = static_dim(c, kpm, -1);
+        if (mr == 1 ? !dim_is(c, kpm, 0, static_dim(c, q, 0)) : mr != 2 && mr != 3)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: key_padding_mask of rank %d%s is not supported (only (batch) "
+                            "key lengths, (batch, total_sequence) and (batch, sequence, total_sequence) 1-keep "
+                            "0-mask forms)", c->label, mr, mr == 1 ? " and another length than the batch" : "");
+        if (mr > 1 && ml >= 0 && tl >= 0 && ml != tl)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: key_padding_mask's last dim (%lld) is not the total "
+                            "sequence length (%lld: past + kv_sequence)", c->label, (long long)ml, (long long)tl);
+        int m;
+        RLX_TRY(attn_mask(c, kpm, "key_padding_mask", t, dt, static_dim(c, q, 0), &m));
+        RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
+    }
+    if (attr_i(c, "unidirectional")) { /* key j > query s + past masked */
+        int s, qpos, kpos, past, fut, fk, zk, m;
+        RLX_TRY(dim_of(c, q, 2, RLX_DTYPE_I64, &s));
+        RLX_TRY(arange(c, s, &qpos));
+        if (pk >= 0) RLX_TRY(dim_of(c, pk, 2, RLX_DTYPE_I64, &past));
+        else RLX_TRY(k_scalar(c, RLX_DTYPE_I64, 0, &past));
+        RLX_TRY(op2(c, "Add", qpos, past, -1, &qpos));
+        RLX_TRY(unsqueeze(c, qpos, 1, &qpos)); /* [S, 1] */
+        RLX_TRY(arange(c, t, &kpos));
+        RLX_TRY(op2(c, "Greater", kpos, qpos, -1, &fut));
+        RLX_TRY(k_scalar(c, dt, attr_f(c, "mask_filter_value"), &fk));
+        RLX_TRY(k_scalar(c, dt, 0, &zk));
+        RLX_TRY(emit(c, 0, "Where", (int[]){ fut, fk, zk }, 3, NULL, 0, -1, &m));
+        RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
+    }
+    if (ab >= 0) {
+        if (val(c, ab)->rank != 4)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attention_bias must have rank 4 (batch or 1, num_heads or 1, "
+                            "sequence, total_sequence)", c->label);
+        RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
+    }
+    int p;
+    RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
+    return attn_out(c, p, v);
 }
 
 /* EmbedLayerNormalization: LayerNormalization(word_embedding[input_ids] +
@@ -1843,6 +2045,87 @@ static rlx_status x_embed_ln(cx *c) {
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ GatherBlockQuantized */
+
+/* GatherBlockQuantized with uint8 data (two 4-bit values a byte, the low
+ * nibble first; onnxruntime 1.22 gives it zero point 8 and no zero_points
+ * input, gather_axis 0 and blocks along the last axis): the import unpacks
+ * the constant data to int8 q - 8 (one byte a value, where the file has
+ * half); then Gather of those rows and of the scales' rows and
+ * DequantizeLinear-21 blocked along the last axis (output of the scales'
+ * type). */
+static rlx_status x_gather_bq(cx *c) {
+    rlx_status st = RLX_OK;
+    const rlx_tensor *D = konst_input(c, 0, "data", &st);
+    if (!D) return st;
+    int idx, s;
+    RLX_TRY(input(c, 1, &idx));
+    RLX_TRY(input(c, 2, &s));
+    if (D->dtype != RLX_DTYPE_U8)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: data of dtype %s is not supported (uint8: 4-bit values packed "
+                        "two a byte)", c->label, rlx_dtype_name(D->dtype));
+    if (in_id(c, 3) >= 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero_points are not supported for uint8 data (its zero point is "
+                        "8)", c->label);
+    rlx_dtype it = val(c, idx)->dtype, sdt = val(c, s)->dtype;
+    if (it != RLX_DTYPE_I32 && it != RLX_DTYPE_I64)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: indices have dtype %s, expected int32 or int64", c->label,
+                        rlx_dtype_name(it));
+    if (sdt != RLX_DTYPE_F32 && sdt != RLX_DTYPE_F16)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: scales of dtype %s are not supported (f32, f16)", c->label,
+                        rlx_dtype_name(sdt));
+    int r = D->rank;
+    int64_t ga = attr_i(c, "gather_axis"), qa = attr_i(c, "quantize_axis"), bs = attr_i(c, "block_size");
+    if (ga < 0) ga += r;
+    if (qa < 0) qa += r;
+    if (r < 2 || ga != 0 || qa != r - 1)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: uint8 data must have rank >= 2, gather_axis 0 and quantize_axis "
+                        "the last (has rank %d, gather_axis %lld, quantize_axis %lld)", c->label, r,
+                        (long long)attr_i(c, "gather_axis"), (long long)attr_i(c, "quantize_axis"));
+    if (bs < 16 || bs > (1 << 30) || (bs & (bs - 1)))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size (%lld) must be a power of 2, at least 16", c->label,
+                        (long long)bs);
+    int64_t dims[RLX_MAX_RANK];
+    for (int i = 0; i < r; i++) dims[i] = D->dims[i];
+    int64_t hp = dims[r - 1];
+    if (hp > INT64_MAX / 2)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: data's last dim is too large", c->label);
+    dims[r - 1] = 2 * hp;
+    int64_t nb = (dims[r - 1] + bs - 1) / bs;
+    const rlx_value *sv = val(c, s);
+    bool s_ok = sv->rank == r;
+    for (int i = 0; s_ok && i < r; i++) s_ok = sv->dims[i] == (i == r - 1 ? nb : dims[i]);
+    if (!s_ok)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: scales must have data's (unpacked) shape with its last dim in "
+                        "blocks of %lld (ceil(%lld / %lld) = %lld)", c->label, (long long)bs,
+                        (long long)dims[r - 1], (long long)bs, (long long)nb);
+    if (c->cfg) {
+        char what[400];
+        snprintf(what, sizeof what, "%s: data unpacked to one int8 a value", c->label);
+        RLX_TRY(rlx_limit_check(c->cfg, "limits.max_tensor_bytes", (uint64_t)rlx_tensor_numel(D) * 2, what));
+    }
+    rlx_tensor *Q;
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_I8, dims, r, &Q));
+    const uint8_t *src = D->data;
+    int8_t *dst = Q->data;
+    for (size_t i = 0, n = rlx_tensor_numel(D); i < n; i++) {
+        dst[2 * i] = (int8_t)((src[i] & 0xf) - 8);
+        dst[2 * i + 1] = (int8_t)((src[i] >> 4) - 8);
+    }
+    int q, x, y;
+    RLX_TRY(rlx_graph_add_konst(c->g, NULL, Q, &q));
+    RLX_TRY(op_i(c, "Gather", (int[]){ q, idx }, 2, "axis", 0, -1, &x));
+    RLX_TRY(op_i(c, "Gather", (int[]){ s, idx }, 2, "axis", 0, -1, &s));
+    rlx_node_attr a[2];
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "axis", -1));
+    st = rlx_node_attr_set_int(&a[1], "block_size", bs);
+    if (st) {
+        rlx_node_attr_free(&a[0]);
+        return st;
+    }
+    return emit(c, 0, "DequantizeLinear", (int[]){ x, s }, 2, a, 2, out_id(c, 0), &y);
+}
+
 /* ------------------------------------------------------------ the table */
 
 #define A_INT(nm, v) { nm, RLX_ATTR_INT, false, true, (v), NULL }
@@ -1883,6 +2166,12 @@ static const rlx_contrib_def k_contrib[] = {
       { A_FLOAT("epsilon", 1e-12f), A_OPT("mask_index_type", RLX_ATTR_INT) } },
     { MS, "FastGelu", 1, 1, 2, 1, 1, x_fast_gelu, "Gelu-20 approximate=tanh of X (+ bias).", { { 0 } } },
     { MS, "Gelu", 1, 1, 1, 1, 1, x_gelu, "Gelu-20 (erf).", { { 0 } } },
+    { MS, "GatherBlockQuantized", 1, 3, 4, 1, 1, x_gather_bq,
+      "uint8 data (4-bit values two a byte, zero point 8, gather_axis 0, blocks along the last axis; a constant): "
+      "unpacked at load to int8 q - 8 (one byte a value, twice the file's), then Gather of its rows and of the "
+      "scales' and DequantizeLinear-21 blocked (f32 or f16 scales; runs on the CPU). int4 and uint4 data are not "
+      "supported (rlx has no 4-bit tensors: the load refuses them).",
+      { A_INT("block_size", 128), A_INT("gather_axis", 0), A_INT("quantize_axis", 1) } },
     { MS, "GroupQueryAttention", 1, 7, 11, 3, 3, x_gqa,
       "MatMul, Softmax, MatMul per head with kv heads repeated (num_heads a multiple of kv_num_heads; Expand "
       "materializes the repeated K and V: num_heads / kv_num_heads times their memory), a causal "
@@ -1905,6 +2194,19 @@ static const rlx_contrib_def k_contrib[] = {
       "of A), + bias; bits 8 or float zero points: MatMul by the constant K x N matrix that the import "
       "dequantizes (4 K N bytes in f32); accuracy_level ignored (f32 arithmetic); g_idx not supported.",
       { A_REQ("K"), A_REQ("N"), A_INT("accuracy_level", 0), A_REQ("bits"), A_REQ("block_size") } },
+    { MS, "MultiHeadAttention", 1, 1, 10, 1, 4, x_mha,
+      "Reshapes and Transposes to heads, MatMul, Mul (scale, default 1/sqrt(head_size)), Adds, Softmax, MatMul "
+      "(fuse_attention may take them): query, key and value 3-D (+ bias, split three ways), key and value 4-D "
+      "(batch, num_heads, kv_sequence, head_size) (cross attention on cached K and V; the query's part of bias "
+      "only, as onnxruntime), packed KV (batch, kv_sequence, num_heads, 2, head_size) and packed QKV (batch, "
+      "sequence, num_heads, 3, head_size) without bias (Split); past_key / past_value concatenated in front along "
+      "the sequence (present_key / present_value); key_padding_mask (int32) as key lengths (batch) or 1-keep "
+      "0-mask (batch, total_sequence) or (batch, sequence, total_sequence), masked keys at mask_filter_value; "
+      "unidirectional: mask_filter_value on keys j > s + past_sequence for query s (onnxruntime 1.22's CPU kernel "
+      "differs when the query is not as long as the total: it leaves its last query row unmasked and, with a past, "
+      "masks the past keys); attention_bias. past_sequence_length (shared buffers), cache_indirection, the qk "
+      "output and the (3 batch + 2) mask are not supported.",
+      { A_FLOAT("mask_filter_value", -10000.0), A_REQ("num_heads"), A_FLOAT("scale", 0), A_INT("unidirectional", 0) } },
     { MS, "QAttention", 1, 5, 9, 1, 2, x_qattention,
       "Attention's expansion with QKV = float(MatMulInteger(input, weight, input_zero_point, weight_zero_point)) * "
       "(input_scale * weight_scale, per tensor or per column) + bias (onnxruntime's arithmetic, as "

@@ -10,7 +10,7 @@ follows onnxruntime's integer mean: equal). The other quantized contrib ops
 are in test_contrib_qops.py (QGemm, MatMulIntegerToFloat,
 DynamicQuantizeMatMul), test_contrib_qattention_qdq.py (QAttention, the QDQ
 Gemm) and test_contrib_qlinear.py (the QLinear pool, softmax, reduce and
-where). A BERT that onnxruntime's
+where); MultiHeadAttention is in test_contrib_mha.py. A BERT that onnxruntime's
 transformer optimizer fused (SkipLayerNormalization, BiasGelu) agrees with
 onnxruntime within 1e-4 and fuses back on the GPU. Also: an unknown attribute, a
 missing required one and a non-constant MatMulNBits weight fail the load
