@@ -1449,6 +1449,9 @@ static void test_conv_winograd(void) {
                      { 56, 3, 64, 1, 0, 0 },      { 56, 128, 32, 1, 2, 2 },  { 27, 32, 128, 1, 4, 2 },
                      { 28, 1024, 1024, 1, 2, 2 }, { 56, 16, 16, 1, 4, 2 },   { 112, 8, 16, 1, 0, 0 },
                      { 28, 16, 32, 1, 0, 0 },     { 27, 32, 32, 1, 0, 0 },   { 13, 64, 256, 1, 4, 0 } };
+        /* the table at 2 threads (from 8, 64 input channels or fewer take
+         * the implicit GEMM: below) */
+        int prev_lim = rlx_parallel_set_limit(2);
         for (size_t i = 0; i < ARRAY_LEN(rule); i++) {
             int64_t xd[4] = { rule[i].n, rule[i].c, rule[i].side, rule[i].side }, wd[4] = { rule[i].co, rule[i].c, 3, 3 };
             int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
@@ -1471,6 +1474,37 @@ static void test_conv_winograd(void) {
             CHECK_MSG(got == rule[i].want, "Winograd shape rule: %lldx%lld C%lld->%lld batch %lld: %d, not %d",
                       (long long)rule[i].side, (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co,
                       (long long)rule[i].n, got, rule[i].want);
+        }
+        /* by thread count (a pool of 8 or more: the threads16 variant):
+         * 56x56 C64->64 and 55x55 C16->64 F(2x2) at 4 threads, none from
+         * 8; 28x28 C128->128 F(2x2) at 4, 8 and 16 */
+        static const struct {
+            int64_t side, c, co, n;
+        } by_t[] = { { 56, 64, 64, 1 }, { 56, 64, 64, 8 }, { 55, 16, 64, 1 }, { 28, 128, 128, 1 }, { 28, 128, 128, 8 } };
+        static const int lims[] = { 4, 8, 16 };
+        rlx_parallel_set_limit(prev_lim);
+        for (size_t li = 0; li < ARRAY_LEN(lims) && rlx_parallel_threads() >= 8; li++) {
+            rlx_parallel_set_limit(lims[li]);
+            int t = rlx_parallel_threads();
+            for (size_t i = 0; i < ARRAY_LEN(by_t); i++) {
+                int64_t xd[4] = { by_t[i].n, by_t[i].c, by_t[i].side, by_t[i].side }, wd[4] = { by_t[i].co, by_t[i].c, 3, 3 };
+                int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
+                node_attrs st = { .n = 0 };
+                attr_ints(&st, "kernel_shape", 2, k3);
+                attr_ints(&st, "strides", 2, ones);
+                attr_ints(&st, "pads", 4, pads);
+                rlx_node n = make_node("Conv", 11, 2, 1, &st);
+                rlx_conv_geom g;
+                rlx_nn_sp3 sp;
+                CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
+                rlx_nn_sp3_init(&g, &sp);
+                int got = rlx_nn_wino_wanted(&sp, (size_t)by_t[i].n, 1, (size_t)by_t[i].c, (size_t)by_t[i].co, 2);
+                int want = by_t[i].c <= 64 && t >= 8 ? 0 : 2;
+                CHECK_MSG(got == want, "Winograd rule at %d threads: %lldx%lld C%lld->%lld batch %lld: %d, not %d", t,
+                          (long long)by_t[i].side, (long long)by_t[i].side, (long long)by_t[i].c,
+                          (long long)by_t[i].co, (long long)by_t[i].n, got, want);
+            }
+            rlx_parallel_set_limit(prev_lim);
         }
     }
 }
