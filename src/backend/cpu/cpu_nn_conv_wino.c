@@ -3,8 +3,8 @@
  * 2-D 3x3 convolutions at stride 1, dilation 1, one group, f32, with the
  * AVX-512 sgemm kernel and policy "pool"; which shapes take it and which
  * of the two: wino_by_shape (F(4x4), only under cpu.winograd_f4x4=1) and
- * wino2_by_shape (F(2x2), the default); from 8 threads neither for 64
- * input channels or fewer (rlx_nn_wino_wanted). F(4x4) is not the default: its
+ * wino2_by_shape (F(2x2), the default); from 8 threads neither for 32
+ * input channels or fewer, or 64 over several images (rlx_nn_wino_wanted). F(4x4) is not the default: its
  * rounding error follows the largest input of each 6x6 tile, so one
  * outlier activation (1e4 among values of 1) gave errors of 4e-4 to 6e-4
  * of the sum of |products| on outputs of its tile that never read it,
@@ -248,17 +248,21 @@ int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t 
      * 16 MiB: F(2x2) to 1024 input channels, F(4x4) to 512 */
     if (!wino_geometry(s, groups) || !cin || !cout || cin > 1024) return 0;
     if (g_wino_force == 2 || g_wino_force == 4) return g_wino_force == 4 && cin <= 512 ? 4 : 2;
-    /* From 8 threads, 64 input channels or fewer: the implicit GEMM (on
-     * the H100 machine's 16-core host, bench/conv_node min / median us,
-     * 2026-12-07, BENCHMARKS.md; Winograd by shape -> the implicit GEMM):
-     * 64->64 at 56x56, 16 threads, batch 1 249 / 276 -> 196 / 270, batch
-     * 2 496 / 578 -> 367 / 452, batch 4 982 / 1130 -> 754 / 880, batch 8
-     * 2086 / 2258 -> 1484 / 1836; at 8 threads batch 1 291 -> 289, batch
-     * 2 621 -> 551, batch 8 2220 -> 2087; at 4 threads Winograd still
-     * wins (578 / 517 against 798 / 709 at batch 1). 128 channels stay
-     * Winograd's: 128->128 at 28x28, 16 threads, batch 1 192 / 202 -> 207
-     * / 253, batch 8 1343 / 1465 -> 1235 / 1488. */
-    if (cin <= 64 && rlx_parallel_threads() >= 8) return 0;
+    /* From 8 threads, 32 input channels or fewer, or 64 or fewer over
+     * several images: the implicit GEMM. Single nodes on the H100
+     * machine's 16-core host (bench/conv_node min / median us, 2026-12-07,
+     * BENCHMARKS.md; Winograd by shape -> the implicit GEMM): 64->64 at
+     * 56x56, 16 threads, batch 1 249 / 276 -> 196 / 270, batch 2 496 / 578
+     * -> 367 / 452, batch 4 982 / 1130 -> 754 / 880, batch 8 2086 / 2258 ->
+     * 1484 / 1836; at 8 threads batch 2 621 -> 551, batch 8 2220 -> 2087;
+     * at 4 threads Winograd still wins (578 / 517 against 798 / 709 at
+     * batch 1); 128->128 at 28x28 stays Winograd's (16 threads, batch 1
+     * 192 / 202 -> 207 / 253). In whole models at 16 threads (three
+     * passes, base / new) SqueezeNet (16 and 32 input channels) gained
+     * 1.01-1.12x and ResNet-50 batch 8 1.01-1.02x, but ResNet-50 batch 1
+     * lost 1-5% with its 64-channel 56x56 maps off Winograd: one image
+     * of them keeps it. */
+    if (rlx_parallel_threads() >= 8 && (cin <= 32 || (cin <= 64 && n_img >= 2))) return 0;
     int wm = max_m >= 4 ? wino_by_shape(s, n_img, cin, cout) : wino2_by_shape(s, n_img, cin, cout) ? 2 : 0;
     return wm == 4 && cin > 512 ? 2 : wm;
 #else
