@@ -8,7 +8,7 @@
  * Empty reductions give the identity of the reduction (ONNX Reduce*-18/20):
  * 0 for Sum, L1, L2, SumSquare; 1 for Prod; -inf (or the type's minimum) for
  * Max; +inf (or the type's maximum) for Min; -inf for LogSum and LogSumExp;
- * NaN for a float Mean (0 for an integer Mean).
+ * 0 for Mean (ONNX leaves it undefined; onnxruntime gives 0, numpy NaN).
  *
  * The normalisations and Einsum compute in double as well. Fast paths sit
  * beside the reference (k->reference false): f32 Reduce* over one contiguous
@@ -192,7 +192,7 @@ static rlx_status reduce_float(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
     for (size_t o = 0; o < p->n_out; o++) {
         double v = acc[o];
         switch (op) {
-        case R_MEAN: v = v / (double)p->count; break; /* 0/0 = NaN for an empty set */
+        case R_MEAN: v = p->count ? v / (double)p->count : 0.0; break; /* empty: 0, as onnxruntime */
         case R_L2: v = sqrt(v); break;
         case R_LOGSUM: v = log(v); break;
         case R_LSE: v = isfinite(mx[o]) ? mx[o] + log(v) : mx[o]; break;
@@ -442,7 +442,9 @@ static bool reduce_vec_f32(red_op op, const float *x, float *y, size_t pre, size
  * in 10^8 sums); without AVX2 in the reference's order (identical). */
 static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r, const red_plan *p) {
     const rlx_tensor *x = k->in[0];
-    if (x->dtype != RLX_DTYPE_F32 || k->out[0]->dtype != RLX_DTYPE_F32 || r->n_axes == 0 || p->n_out == 0) return false;
+    if (x->dtype != RLX_DTYPE_F32 || k->out[0]->dtype != RLX_DTYPE_F32 || r->n_axes == 0 || p->n_out == 0 ||
+        p->count == 0) /* empty reductions: the reference's identities */
+        return false;
     if (op != R_SUM && op != R_MEAN && op != R_MAX && op != R_MIN && op != R_SUMSQ && op != R_L2 && op != R_L1)
         return false;
     int first = -1, last = -1;
