@@ -197,6 +197,10 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
         if (!found) return cli_usage_error("info", "--shape names '%s', which is not a graph input", shapes[k].name);
     }
     rlx_tensor **in = calloc(n_in + 1, sizeof *in);
+    /* inputs of more than a few bytes are shapes only (NULL data: the plan
+     * is compiled without allocating them, rlx_session_prepare); the small
+     * ones are zero-filled, as the value of a control input must exist */
+    rlx_tensor *shells = calloc(n_in + 1, sizeof *shells);
     const char **names = calloc(n_in + 1, sizeof *names);
     rlx_session *s = NULL;
     int rc = CLI_EXIT_OK;
@@ -205,7 +209,7 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
         cli_json_obj(j, "plan");
         cli_json_s(j, "device_arg", device);
     }
-    if (!in || !names) {
+    if (!in || !shells || !names) {
         cli_error("out of memory");
         rc = CLI_EXIT_FAILURE;
         goto done;
@@ -240,8 +244,18 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
                                            vi.dim_names[d] ? vi.dim_names[d] : "?");
             }
         }
-        rc = cli_create_input(g_opts, vi.name, vi.dtype ? vi.dtype : RLX_DTYPE_F32, dims, rank, &in[i]);
-        if (rc >= 0) goto done;
+        rlx_dtype dt = vi.dtype ? vi.dtype : RLX_DTYPE_F32;
+        uint64_t numel = 1;
+        for (int d = 0; d < rank; d++)
+            numel = dims[d] > 0 && numel > UINT64_MAX / (uint64_t)dims[d] ? UINT64_MAX : numel * (uint64_t)dims[d];
+        if (numel > 1 && dt != RLX_DTYPE_STRING) {
+            rc = cli_input_shape(g_opts, vi.name, dt, dims, rank, &shells[i]);
+            if (rc >= 0) goto done;
+            in[i] = &shells[i];
+        } else {
+            rc = cli_create_input(g_opts, vi.name, dt, dims, rank, &in[i]);
+            if (rc >= 0) goto done;
+        }
         rc = CLI_EXIT_OK;
         if (j) {
             cli_json_obj(j, NULL);
@@ -378,7 +392,9 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
 done:
     if (j) cli_json_end_obj(j);
     rlx_session_destroy(s);
-    for (size_t i = 0; in && i < n_in; i++) rlx_tensor_destroy(in[i]);
+    for (size_t i = 0; in && i < n_in; i++)
+        if (!shells || in[i] != &shells[i]) rlx_tensor_destroy(in[i]);
+    free(shells);
     free(in);
     free(names);
     return rc;

@@ -304,8 +304,11 @@ rlx_exec *rlx_session_last_exec(const rlx_session *s) {
 /* ------------------------------------------------------------ inputs */
 
 /* Orders the caller's inputs as the graph's and checks dtype and shape. */
+/* Orders and checks the inputs of a run. shapes_only (rlx_session_prepare):
+ * an input whose data is NULL stands for its dtype and shape, unless the
+ * plan depends on its value (a control input). */
 static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const *names, const rlx_tensor *const *in,
-                               const rlx_tensor **ordered) {
+                               bool shapes_only, const rlx_tensor **ordered) {
     const rlx_graph *g = s->g;
     /* a dim name binds one size only where the import relied on it
      * (rlx_graph.syms_equal_assumed); elsewhere it is a hint, as for
@@ -374,6 +377,13 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
         size_t numel, bytes = SIZE_MAX;
         if (rlx_shape_numel(t->dims, t->rank, &numel))
             return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "input '%s': ", v->name);
+        if (shapes_only && !t->data) {
+            if (s->ctl && s->ctl_in[j])
+                return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                                "input '%s': data is NULL, but the plan depends on its value (it decides the "
+                                "condition of an If): give its value", v->name);
+            continue;
+        }
         if (!rlx_mul_ok(numel, rlx_dtype_size(t->dtype), &bytes) || bytes > t->nbytes)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': nbytes %zu is smaller than its shape %s needs (%zu)",
                             v->name, t->nbytes, rlx_shape_str(t->dims, t->rank, a, sizeof a), bytes);
@@ -716,7 +726,7 @@ static rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *
 static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                  const rlx_tensor *const *inputs) {
     const rlx_tensor **ordered = s->ordered;
-    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, true, ordered));
     bool fresh;
     return rlx_session_get_plan(s, ordered, &fresh);
 }
@@ -724,7 +734,7 @@ static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *co
 static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                              const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
     const rlx_tensor **ordered = s->ordered;
-    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, false, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
@@ -748,7 +758,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
 static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                   const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     const rlx_tensor **ordered = s->ordered;
-    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, false, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     if (s->last->eager)
