@@ -872,6 +872,21 @@ static void test_external_data(void) {
     }
     free(buf);
 
+    /* a NUL byte inside the location: protobuf-c keeps the string up to it,
+     * which read weights.bin; refused, naming the tensor */
+    tp = tensor_new("wn", 1, 2, d);
+    tensor_external(tp, "weights.bin\x01../../x", "64", NULL);
+    mp = relu_model(13, &g);
+    graph_init(g, tp);
+    buf = model_pack_free(mp, &size);
+    for (size_t i = 0; buf && i < size; i++)
+        if (buf[i] == 1 && i > 0 && buf[i - 1] == 'n') buf[i] = 0;
+    m = NULL;
+    CHECK_FAILS(rlx_model_load_onnx_memory(buf, size, g_dir, &m), RLX_ERR_INVALID_MODEL, "holds a NUL byte");
+    CHECK_ERROR_HAS("TensorProto 'wn'", "'value'", "'weights.bin'");
+    CHECK(m == NULL);
+    free(buf);
+
     /* refused locations, bad numbers, short or missing files */
     struct {
         const char *loc, *off, *len;
