@@ -4,7 +4,8 @@
  * rounded once at the end; LogSumExp subtracts the maximum first. Integer
  * Sum, Mean, Prod, Max, Min, L1 and SumSquare accumulate in 64-bit integers
  * (wrapping like the output type would); integer L2, LogSum and LogSumExp
- * go through double and are truncated toward zero (saturating, NaN -> 0).
+ * go through double and are truncated toward zero (saturating to the
+ * output type, NaN -> 0).
  * Empty reductions give the identity of the reduction (ONNX Reduce*-18/20):
  * 0 for Sum, L1, L2, SumSquare; 1 for Prod; -inf (or the type's minimum) for
  * Max; +inf (or the type's maximum) for Min; -inf for LogSum and LogSumExp;
@@ -36,8 +37,11 @@ static inline double ld(const rlx_tensor *t, size_t i) {
     return rlx_tensor_get_f64(t, i);
 }
 
+static void int_range(rlx_dtype dt, int64_t *lo, int64_t *hi);
+
 /* Stores a double into any numeric tensor; integer outputs are truncated
- * toward zero with saturation (NaN -> 0), never undefined behaviour. */
+ * toward zero with saturation to the output type (NaN -> 0), never
+ * undefined behaviour. */
 static void st_f64(rlx_tensor *t, size_t i, double v) {
     if (t->dtype == RLX_DTYPE_F32) {
         ((float *)t->data)[i] = (float)v;
@@ -53,7 +57,10 @@ static void st_f64(rlx_tensor *t, size_t i, double v) {
         return;
     }
     int64_t r = v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
-    rlx_tensor_set_i64(t, i, r);
+    /* the type's range, not int64's: an int8 L2 of 179.6 is 127 (it wrapped to -77) */
+    int64_t lo, hi;
+    int_range(t->dtype, &lo, &hi);
+    rlx_tensor_set_i64(t, i, r < lo ? lo : r > hi ? hi : r);
 }
 
 /* Checks that an output has the element count the kernel computed. */
