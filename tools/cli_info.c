@@ -36,7 +36,9 @@ static void print_help(FILE *f) {
             "               all tensors), and the peak of bytes live at one step (the\n"
             "               lower bound of any plan); the placement order that won; the\n"
             "               weights (constants, kept outside the arena); the largest\n"
-            "               tensors of the arena with their lifetimes (step ranges)\n"
+            "               tensors of the arena with their lifetimes (step ranges). Only\n"
+            "               planned: neither the inputs nor the arena are allocated (the\n"
+            "               option plan.defer_backend, on unless set)\n"
             "  --shape NAME=DIMS  with --plan: shape of input NAME, e.g. x=1x3x224x224\n"
             "               (repeatable); symbolic dims not given are 1, and it says so\n"
             "  --device DEV with --plan: the device whose plan to compile: cpu (default),\n"
@@ -272,7 +274,14 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
     }
     if (j) cli_json_end_arr(j);
     rlx_session_options o = { .device = device };
-    rlx_status st = rlx_session_create_with_options(m, &o, g_opts, &s);
+    /* the plan's memory, not the memory itself: no kernels, packed
+     * weights or arena (unless --option plan.defer_backend=0 asks for them) */
+    rlx_status st = RLX_OK;
+    if (!g_opts) st = rlx_options_create(&g_opts);
+    const char *defer = NULL;
+    if (!st && rlx_options_effective(g_opts, "plan.defer_backend", &defer, NULL) != RLX_OK) defer = NULL;
+    if (!st && !defer) st = rlx_options_set(g_opts, "plan.defer_backend", "1");
+    if (!st) st = rlx_session_create_with_options(m, &o, g_opts, &s);
     if (st) {
         rc = cli_fail(st, "cannot create a session");
         goto done;

@@ -571,6 +571,32 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
     return RLX_OK;
 }
 
+/* The executable of plan e: the device's kernels, packed weights, arena. */
+static rlx_status compile_backend(rlx_session *s, plan_entry *e, bool progress) {
+    if (progress)
+        rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
+    double t1 = rlx_now_seconds();
+    RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
+    rlx_exec_set_run_ctl(e->x, &s->stopper);
+    rlx_exec_set_progress(e->x, progress);
+    e->stats.backend_compile_s = rlx_now_seconds() - t1;
+    return RLX_OK;
+}
+
+/* The last plan's executable, compiled now if plan.defer_backend left it
+ * for its first run (the report then gains the executable's notes). */
+static rlx_status last_exec_ready(rlx_session *s) {
+    plan_entry *e = s->last;
+    if (e->eager || e->x) return RLX_OK;
+    bool progress = rlx_config_progress(s->cfg);
+    rlx_status st = compile_backend(s, e, progress);
+    if (progress) rlx_log(RLX_LOG_PROGRESS, "%s", "");
+    if (st) return st;
+    free(e->report);
+    e->report = make_report(s, e, NULL);
+    return RLX_OK;
+}
+
 static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e, bool progress) {
     double t0 = rlx_now_seconds();
     rlx_graph *g;
@@ -605,13 +631,7 @@ static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *or
                             "the activation arena of this plan"));
     RLX_TRY(rlx_plan_segments(e->p));
     e->stats.passes_s = rlx_now_seconds() - t0;
-    if (progress)
-        rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
-    double t1 = rlx_now_seconds();
-    RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
-    rlx_exec_set_run_ctl(e->x, &s->stopper);
-    rlx_exec_set_progress(e->x, progress);
-    e->stats.backend_compile_s = rlx_now_seconds() - t1;
+    if (!s->cfg->plan_only) RLX_TRY(compile_backend(s, e, progress));
     e->report = make_report(s, e, NULL);
     return RLX_OK;
 }
@@ -737,6 +757,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, false, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
+    RLX_TRY(last_exec_ready(s));
     rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
     if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     rlx_status st = s->last->eager ? rlx_cpu_eval_graph(s->g, NULL, s->cfg, ordered, outs) : rlx_exec_run(s->last->x, ordered, outs);
@@ -788,6 +809,7 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): data is NULL (%llu bytes expected)", i, v->name,
                             (unsigned long long)nb);
     }
+    RLX_TRY(last_exec_ready(s));
     RLX_TRY(rlx_exec_run(s->last->x, ordered, outputs));
     rlx_clear_error();
     return RLX_OK;
