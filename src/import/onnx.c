@@ -797,6 +797,7 @@ static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__Attri
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: a->i = ap->i; break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
         if (ap->s.len && !ap->s.data) goto missing;
+        if (ap->s.len && memchr(ap->s.data, 0, ap->s.len)) goto nul;
         if (!(a->s = rlx_strndup(ap->s.len ? (const char *)ap->s.data : "", ap->s.len))) goto oom;
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
@@ -834,6 +835,7 @@ static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__Attri
         for (size_t i = 0; i < a->n; i++) {
             const ProtobufCBinaryData *b = &ap->strings[i];
             if (b->len && !b->data) goto missing;
+            if (b->len && memchr(b->data, 0, b->len)) goto nul;
             if (!(a->strings[i] = rlx_strndup(b->len ? (const char *)b->data : "", b->len))) goto oom;
         }
         break;
@@ -854,6 +856,11 @@ static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__Attri
     return RLX_OK;
 missing:
     st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has no value", label, an);
+    goto fail;
+nul: /* rlx's strings end at their first NUL: "linear\0x" would be taken as "linear" (as string tensors) */
+    st = rlx_fail(RLX_ERR_UNSUPPORTED,
+                  "%s: attribute '%s': a string holds a NUL byte, which rlx strings (NUL-terminated) cannot represent",
+                  label, an);
     goto fail;
 oom:
     st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory reading attribute '%s'", label, an);
