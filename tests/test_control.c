@@ -174,6 +174,20 @@ static void test_if(void) {
         }
         rlx_tensor_destroy(tc);
     }
+    /* compiled ahead from shapes only (NULL data): x may be a shape, the
+     * control input's value decides the plan and must be given */
+    rlx_tensor x_shape = { .dtype = RLX_DTYPE_F32, .rank = 1, .dims = { 3 } };
+    rlx_tensor c_shape = { .dtype = RLX_DTYPE_BOOL, .rank = 0 };
+    rlx_tensor *tc = test_tensor(RLX_DTYPE_BOOL, 0, NULL);
+    CHECK_OK(rlx_session_prepare(s, 2, (const char *[]){ "x", "c" }, (const rlx_tensor *[]){ &x_shape, tc }));
+    CHECK_FAILS(rlx_session_prepare(s, 2, (const char *[]){ "x", "c" }, (const rlx_tensor *[]){ txv, &c_shape }),
+                RLX_ERR_INVALID_ARGUMENT, "input 'c': data is NULL, but the plan depends on its value");
+    /* a run reads the data: NULL is refused there */
+    rlx_tensor **out = NULL;
+    size_t n = 0;
+    CHECK_FAILS(rlx_session_run(s, 2, (const char *[]){ "x", "c" }, (const rlx_tensor *[]){ &x_shape, tc }, &out, &n),
+                RLX_ERR_INVALID_ARGUMENT, "input 'x': nbytes 0");
+    rlx_tensor_destroy(tc);
     rlx_tensor_destroy(txv);
     rlx_session_destroy(s);
     rlx_model_destroy(model);

@@ -254,6 +254,36 @@ static void test_relu_nan_split(void) {
     rlx_tensor_destroy(x);
 }
 
+/* Integer Pow wraps as a chain of multiplications would (a^b mod 2^64,
+ * then the type's width), for exponents past 64 too: (-1)^(2^31 - 1) is
+ * -1 and 3^(2^31 - 1) mod 2^32 is 2863311531 (a cap of 64 multiplications
+ * gave 1 and 2038349057); even bases reach 0. */
+static void test_pow_int(void) {
+    int64_t d[1] = { 5 };
+    rlx_tensor *a = test_tensor(RLX_DTYPE_I32, 1, d), *b = test_tensor(RLX_DTYPE_I32, 1, d);
+    const int32_t av[5] = { -1, 3, 2, -1, 3 }, bv[5] = { INT32_MAX, INT32_MAX, 64, 65, 65 };
+    memcpy(a->data, av, sizeof av);
+    memcpy(b->data, bv, sizeof bv);
+    rlx_tensor **out = NULL;
+    CHECK_OK(test_run_op("Pow", 15, "cpu", 2, (const rlx_tensor *[]){ a, b }, NULL, 1, 0, NULL, &out));
+    if (out) {
+        /* 3^65 mod 2^32 by repeated multiplication */
+        uint32_t p65 = 1, p_max = 1, sq = 3;
+        for (int i = 0; i < 65; i++) p65 *= 3u;
+        for (uint32_t e = INT32_MAX; e; e >>= 1) {
+            if (e & 1) p_max *= sq;
+            sq *= sq;
+        }
+        const int32_t want[5] = { -1, (int32_t)p_max, 0, -1, (int32_t)p65 };
+        const int32_t *y = out[0]->data;
+        for (int i = 0; i < 5; i++)
+            CHECK_MSG(y[i] == want[i], "Pow(%d, %d) = %d, want %d", av[i], bv[i], y[i], want[i]);
+    }
+    test_free_outputs(out, 1);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+}
+
 int main(void) {
     test_seed_from_env();
     test_add_broadcast();
@@ -264,5 +294,6 @@ int main(void) {
     test_parallel_split();
     test_activation_nan();
     test_relu_nan_split();
+    test_pow_int();
     TEST_MAIN_END();
 }

@@ -586,6 +586,33 @@ static void test_attr_types(void) {
             rlx_model_destroy(m);
         }
     }
+    /* a string attribute holding a NUL byte: rlx's strings end there, so
+     * "tanh\0junk" was taken as "tanh" (onnxruntime refuses it) */
+    for (int strings = 0; strings < 2; strings++) {
+        Onnx__GraphProto *g = graph_new("nul_attr");
+        int64_t dx[2] = { 1, 3 };
+        graph_input(g, vi_new("x", strings ? 8 : 1, 2, dx, NULL));
+        Onnx__NodeProto *n = node_new(strings ? "StringNormalizer" : "Gelu", "the_node", "x", "y");
+        Onnx__AttributeProto *a = attr_s(strings ? "stopwords" : "approximate", "tanhXjunk");
+        a->s.data[4] = 0;
+        if (strings) { /* the one value as a STRINGS list */
+            a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+            a->has_s = 0;
+            a->n_strings = 1;
+            a->strings = xcalloc(1, sizeof *a->strings);
+            a->strings[0] = a->s;
+            a->s = (ProtobufCBinaryData){ 0, NULL };
+        }
+        node_attr(n, a);
+        graph_node(g, n);
+        graph_output(g, vi_new("y", strings ? 8 : 1, -1, NULL, NULL));
+        rlx_model *m = NULL;
+        const char *path;
+        CHECK_FAILS(load_built(model_new(20, g), "nul_attr.onnx", &m, &path), RLX_ERR_UNSUPPORTED,
+                    "a string holds a NUL byte");
+        CHECK_ERROR_HAS("node 'the_node'", strings ? "'stopwords'" : "'approximate'", NULL);
+        rlx_model_destroy(m);
+    }
 }
 
 /* Constant's value attributes each have one type: a value_int given as a
@@ -870,6 +897,21 @@ static void test_external_data(void) {
         rlx_model_destroy(m);
         CHECK(chdir(cwd) == 0);
     }
+    free(buf);
+
+    /* a NUL byte inside the location: protobuf-c keeps the string up to it,
+     * which read weights.bin; refused, naming the tensor */
+    tp = tensor_new("wn", 1, 2, d);
+    tensor_external(tp, "weights.bin\x01../../x", "64", NULL);
+    mp = relu_model(13, &g);
+    graph_init(g, tp);
+    buf = model_pack_free(mp, &size);
+    for (size_t i = 0; buf && i < size; i++)
+        if (buf[i] == 1 && i > 0 && buf[i - 1] == 'n') buf[i] = 0;
+    m = NULL;
+    CHECK_FAILS(rlx_model_load_onnx_memory(buf, size, g_dir, &m), RLX_ERR_INVALID_MODEL, "holds a NUL byte");
+    CHECK_ERROR_HAS("TensorProto 'wn'", "'value'", "'weights.bin'");
+    CHECK(m == NULL);
     free(buf);
 
     /* refused locations, bad numbers, short or missing files */

@@ -626,6 +626,23 @@ static void test_global_pools(void) {
         free(xv);
         rlx_tensor_destroy(x);
     }
+    /* empty spatial dims: GlobalAveragePool gives 0, as ReduceMean over
+     * them (it was NaN, 0/0), on the reference and the fast path */
+    int64_t de[3] = { 2, 3, 0 }, ye[3] = { 2, 3, 1 };
+    rlx_tensor *xe = test_tensor(RLX_DTYPE_F32, 3, de);
+    const rlx_tensor *ine[1] = { xe };
+    for (int folded = 0; folded < 2; folded++) { /* a constant input: folded by the reference */
+        int konst[1] = { folded };
+        rlx_tensor **oe = run_op("GlobalAveragePool", 22, 1, ine, konst, 1, 0, NULL);
+        if (oe) {
+            CHECK_MSG(has_shape(oe[0], 3, ye), "GlobalAveragePool of empty planes: output shape");
+            int bad = 0;
+            for (size_t i = 0; i < 6; i++) bad += ((const float *)oe[0]->data)[i] != 0.0f;
+            CHECK_MSG(bad == 0, "GlobalAveragePool of empty planes (folded %d): %d of 6 are not 0", folded, bad);
+        }
+        test_free_outputs(oe, 1);
+    }
+    rlx_tensor_destroy(xe);
 }
 
 /* ------------------------------------------------------------ BatchNormalization */

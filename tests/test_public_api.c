@@ -70,6 +70,64 @@ static void check_same_bits(const char *what, rlx_tensor **got, rlx_tensor **wan
     }
 }
 
+/* plan.defer_backend: rlx_session_prepare stops after the memory plan
+ * (its description is there; nothing to profile, no arena); the first run
+ * compiles the rest and gives the bits of a plain session's run. */
+static void test_defer_backend(const char *device) {
+    rlx_model *m = make_model();
+    int64_t xd[4] = { 2, 3, 8, 8 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_tensor shape_only = { .dtype = RLX_DTYPE_F32, .rank = 4, .dims = { 2, 3, 8, 8 } };
+    const char *names[1] = { "x" };
+    const rlx_tensor *in[1] = { x }, *in_shape[1] = { &shape_only };
+    rlx_session_options o = { .device = device };
+    rlx_session *ref_s = NULL, *s = NULL;
+    CHECK_OK(rlx_session_create(m, &o, &ref_s));
+    rlx_tensor **ref = NULL, **got = NULL;
+    size_t n_ref = 0, n_got = 0;
+    CHECK_OK(rlx_session_run(ref_s, 1, names, in, &ref, &n_ref));
+    rlx_options *opts = NULL;
+    CHECK_OK(rlx_options_create(&opts));
+    CHECK_OK(rlx_options_set(opts, "plan.defer_backend", "1"));
+    CHECK_OK(rlx_session_create_with_options(m, &o, opts, &s));
+    CHECK_OK(rlx_session_prepare(s, 1, names, in_shape));
+    rlx_plan_info pi;
+    CHECK_OK(rlx_session_plan_info(s, &pi));
+    CHECK(pi.n_steps > 0 && pi.arena_bytes > 0);
+    rlx_session_stats st;
+    CHECK_OK(rlx_session_get_stats(s, &st));
+    CHECK(st.has_plan && st.backend_compile_s == 0.0);
+    CHECK_FAILS(rlx_session_set_profiling(s, RLX_PROFILE_TOTAL), RLX_ERR_UNSUPPORTED, "plan.defer_backend");
+    /* the first run compiles the executable; run_into once it exists */
+    CHECK_OK(rlx_session_run(s, 1, names, in, &got, &n_got));
+    CHECK(n_got == n_ref);
+    if (got && ref && n_got == n_ref) check_same_bits("deferred backend", got, ref, n_ref);
+    free_outs(got, n_got);
+    rlx_tensor **outs = plan_outputs(s);
+    CHECK_OK(rlx_session_run_into(s, 1, names, in, outs));
+    check_same_bits("deferred backend, run_into", outs, ref, n_ref);
+    free_outs(outs, n_ref);
+    /* another shape: prepared without its executable, run_into compiles it */
+    int64_t xd3[4] = { 3, 3, 8, 8 };
+    rlx_tensor *x3 = test_tensor_random(RLX_DTYPE_F32, 4, xd3, -1, 1);
+    const rlx_tensor *in3[1] = { x3 };
+    CHECK_OK(rlx_session_prepare(s, 1, names, in3));
+    rlx_tensor **outs3 = plan_outputs(s), **ref3 = NULL;
+    size_t n_ref3 = 0;
+    CHECK_OK(rlx_session_run_into(s, 1, names, in3, outs3));
+    CHECK_OK(rlx_session_run(ref_s, 1, names, in3, &ref3, &n_ref3));
+    check_same_bits("deferred backend, run_into first", outs3, ref3, n_ref3);
+    free_outs(outs3, 2);
+    free_outs(ref3, n_ref3);
+    rlx_tensor_destroy(x3);
+    free_outs(ref, n_ref);
+    rlx_options_destroy(opts);
+    rlx_session_destroy(s);
+    rlx_session_destroy(ref_s);
+    rlx_tensor_destroy(x);
+    rlx_model_destroy(m);
+}
+
 static void test_device(const char *device) {
     rlx_model *m = make_model();
     int64_t xd[4] = { 2, 3, 8, 8 };
@@ -453,5 +511,7 @@ int main(void) {
     test_session_outlives_model();
     test_device("cpu");
     if (test_have_gpu()) test_device("gpu");
+    test_defer_backend("cpu");
+    if (test_have_gpu()) test_defer_backend("gpu");
     TEST_MAIN_END();
 }

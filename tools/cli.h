@@ -286,6 +286,11 @@ void cli_model_args_free(cli_model_args *m);
 int cli_create_input(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
                      rlx_tensor **out);
 
+/* As cli_create_input, but fills *shell with the dtype and shape and NULL
+ * data (nothing allocated): an input for rlx_session_prepare. */
+int cli_input_shape(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
+                    rlx_tensor *shell);
+
 /* Builds the model input vi: from its --input file (dtype checked), or
  * random values of its --shape or its declared shape (symbolic dims 1).
  * Returns -1 on success, else the exit code after printing the error. */

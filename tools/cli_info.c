@@ -36,7 +36,9 @@ static void print_help(FILE *f) {
             "               all tensors), and the peak of bytes live at one step (the\n"
             "               lower bound of any plan); the placement order that won; the\n"
             "               weights (constants, kept outside the arena); the largest\n"
-            "               tensors of the arena with their lifetimes (step ranges)\n"
+            "               tensors of the arena with their lifetimes (step ranges). Only\n"
+            "               planned: neither the inputs nor the arena are allocated (the\n"
+            "               option plan.defer_backend, on unless set)\n"
             "  --shape NAME=DIMS  with --plan: shape of input NAME, e.g. x=1x3x224x224\n"
             "               (repeatable); symbolic dims not given are 1, and it says so\n"
             "  --device DEV with --plan: the device whose plan to compile: cpu (default),\n"
@@ -197,6 +199,10 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
         if (!found) return cli_usage_error("info", "--shape names '%s', which is not a graph input", shapes[k].name);
     }
     rlx_tensor **in = calloc(n_in + 1, sizeof *in);
+    /* inputs of more than a few bytes are shapes only (NULL data: the plan
+     * is compiled without allocating them, rlx_session_prepare); the small
+     * ones are zero-filled, as the value of a control input must exist */
+    rlx_tensor *shells = calloc(n_in + 1, sizeof *shells);
     const char **names = calloc(n_in + 1, sizeof *names);
     rlx_session *s = NULL;
     int rc = CLI_EXIT_OK;
@@ -205,7 +211,7 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
         cli_json_obj(j, "plan");
         cli_json_s(j, "device_arg", device);
     }
-    if (!in || !names) {
+    if (!in || !shells || !names) {
         cli_error("out of memory");
         rc = CLI_EXIT_FAILURE;
         goto done;
@@ -240,8 +246,18 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
                                            vi.dim_names[d] ? vi.dim_names[d] : "?");
             }
         }
-        rc = cli_create_input(g_opts, vi.name, vi.dtype ? vi.dtype : RLX_DTYPE_F32, dims, rank, &in[i]);
-        if (rc >= 0) goto done;
+        rlx_dtype dt = vi.dtype ? vi.dtype : RLX_DTYPE_F32;
+        uint64_t numel = 1;
+        for (int d = 0; d < rank; d++)
+            numel = dims[d] > 0 && numel > UINT64_MAX / (uint64_t)dims[d] ? UINT64_MAX : numel * (uint64_t)dims[d];
+        if (numel > 1 && dt != RLX_DTYPE_STRING) {
+            rc = cli_input_shape(g_opts, vi.name, dt, dims, rank, &shells[i]);
+            if (rc >= 0) goto done;
+            in[i] = &shells[i];
+        } else {
+            rc = cli_create_input(g_opts, vi.name, dt, dims, rank, &in[i]);
+            if (rc >= 0) goto done;
+        }
         rc = CLI_EXIT_OK;
         if (j) {
             cli_json_obj(j, NULL);
@@ -258,7 +274,14 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
     }
     if (j) cli_json_end_arr(j);
     rlx_session_options o = { .device = device };
-    rlx_status st = rlx_session_create_with_options(m, &o, g_opts, &s);
+    /* the plan's memory, not the memory itself: no kernels, packed
+     * weights or arena (unless --option plan.defer_backend=0 asks for them) */
+    rlx_status st = RLX_OK;
+    if (!g_opts) st = rlx_options_create(&g_opts);
+    const char *defer = NULL;
+    if (!st && rlx_options_effective(g_opts, "plan.defer_backend", &defer, NULL) != RLX_OK) defer = NULL;
+    if (!st && !defer) st = rlx_options_set(g_opts, "plan.defer_backend", "1");
+    if (!st) st = rlx_session_create_with_options(m, &o, g_opts, &s);
     if (st) {
         rc = cli_fail(st, "cannot create a session");
         goto done;
@@ -378,7 +401,9 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
 done:
     if (j) cli_json_end_obj(j);
     rlx_session_destroy(s);
-    for (size_t i = 0; in && i < n_in; i++) rlx_tensor_destroy(in[i]);
+    for (size_t i = 0; in && i < n_in; i++)
+        if (!shells || in[i] != &shells[i]) rlx_tensor_destroy(in[i]);
+    free(shells);
     free(in);
     free(names);
     return rc;

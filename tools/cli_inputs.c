@@ -221,10 +221,11 @@ void cli_fill_random(rlx_tensor *t, cli_rng *r, int fixed) {
     }
 }
 
-int cli_create_input(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
-                     rlx_tensor **out) {
+/* Creates the input (shell NULL) or fills *shell, its data NULL. */
+static int create_input(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
+                        rlx_tensor *shell, rlx_tensor **out) {
     char sh[512], what[600], esc[400];
-    *out = NULL;
+    if (out) *out = NULL;
     /* the limit first: a declared [2147483648] must not be allocated first */
     uint64_t bytes = rlx_dtype_size(dtype);
     for (int d = 0; d < rank; d++)
@@ -232,12 +233,27 @@ int cli_create_input(const rlx_options *opts, const char *name, rlx_dtype dtype,
     snprintf(what, sizeof what, "generated input '%s' (%s %s)", rlx_escape_text(name, esc, sizeof esc),
              rlx_dtype_name(dtype), cli_shape_str(dims, rank, sh, sizeof sh));
     rlx_status st = rlx_options_check_limit(opts, "limits.max_tensor_bytes", bytes, what);
-    if (!st) st = rlx_tensor_create(dtype, dims, rank, out);
+    if (!st && shell) {
+        *shell = (rlx_tensor){ .dtype = dtype, .rank = rank };
+        if (rank > 0 && rank <= RLX_MAX_RANK) memcpy(shell->dims, dims, (size_t)rank * sizeof *dims);
+    } else if (!st) {
+        st = rlx_tensor_create(dtype, dims, rank, out);
+    }
     if (st) {
         snprintf(what, sizeof what, "cannot create input '%s'", rlx_escape_text(name, esc, sizeof esc));
         return cli_fail(st, what);
     }
     return -1;
+}
+
+int cli_create_input(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
+                     rlx_tensor **out) {
+    return create_input(opts, name, dtype, dims, rank, NULL, out);
+}
+
+int cli_input_shape(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
+                    rlx_tensor *shell) {
+    return create_input(opts, name, dtype, dims, rank, shell, NULL);
 }
 
 int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *r, rlx_tensor **out) {

@@ -25,7 +25,10 @@ extern "C" {
 /* Checks inputs as rlx_session_run does, then finds or compiles the plan
  * for their shapes (it becomes the last plan) without running it, so that
  * the first run does not pay for compiling. Only the inputs' dtypes and
- * shapes matter; their data is not read (zero-filled tensors will do).
+ * shapes matter; their data is not read (zero-filled tensors will do), and
+ * it may be NULL (nbytes then unchecked: a shape larger than memory can be
+ * planned), except for an input whose value decides the condition of an
+ * If (one integer or bool element: plans are compiled per value of it).
  * errors: as rlx_session_run's before it runs (RLX_ERR_INVALID_ARGUMENT for
  *         an unknown or missing input, a wrong dtype or shape;
  *         RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_OUT_OF_MEMORY while

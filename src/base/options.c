@@ -144,6 +144,10 @@ static const opt_def k_opts[] = {
         "fuse_layernorm, fuse_add_layernorm, fuse_elementwise, fuse_qdq_ew (elementwise chains read and write the 8-bit tensors of their DequantizeLinear and QuantizeLinear), fuse_qlinear_ew (GPU plans: a QLinearConv or QLinearMatMul applies the 8-bit chain that alone reads its result where it stores, in one dispatch), widen_f16 (CPU plans: f16 models computed in f32), pow_exponent (GPU plans: Pow's constant integer exponent in x's float type, 2 as x * x) (folding and dead-code removal always run)"),
     BOOL("plan.no_reuse", "RLX_NO_REUSE", "0", no_reuse,
          "give every tensor its own arena bytes (debugging the memory plan)"),
+    BOOL("plan.defer_backend", "RLX_PLAN_DEFER_BACKEND", "0", plan_only,
+         "compiling a plan stops after the memory plan: the device's kernels, packed weights and arena come with "
+         "the plan's first run, not with rlx_session_prepare (what rlx info --plan uses: a plan's memory without "
+         "allocating it)"),
     BOOL("cpu.prepack", "RLX_CPU_PREPACK", "1", cpu_prepack,
          "pack the constant GEMM operands of CPU steps (Conv, Gemm, MatMul weights; the int8 B of MatMulInteger "
          "and QLinearMatMul) once when a plan is compiled: "

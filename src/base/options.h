@@ -30,7 +30,7 @@
 typedef struct rlx_config {
     const char *progress;       /* "auto", "on" or "off" (rlx_config_progress) */
     /* debugging and passes */
-    bool dump_ir, fusion_report, dispatch_report, no_reuse;
+    bool dump_ir, fusion_report, dispatch_report, no_reuse, plan_only;
     bool cpu_prepack;           /* cpu.prepack: constant GEMM operands packed at compile */
     bool cpu_winograd;          /* cpu.winograd: 3x3 convolutions as Winograd F(2x2) where it pays */
     bool cpu_winograd_f4x4;     /* cpu.winograd_f4x4: ... and as F(4x4) where that pays more */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/options.h"
@@ -114,17 +115,63 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     return false;
 }
 
+/* What a walk of serialized bytes found before the parser runs. */
+typedef struct wire_fault {
+    bool too_deep;                         /* sub-messages nest deeper than RLX_ONNX_MAX_NESTING */
+    const ProtobufCMessageDescriptor *msg; /* a string field of this message holds a NUL byte, */
+    const char *field;                     /* this field (protobuf-c would cut the string there) */
+    char before[64];                       /* the string's bytes before the NUL */
+    const char *owner_type;                /* the innermost enclosing message with a name: its type */
+    char owner[128];                       /* and its name ("" if none) */
+} wire_fault;
+
+/* The bytes of the string field named `name` among the top-level fields
+ * of the message [p, end) of type d, copied (cut at a NUL) into out. */
+static bool wire_name(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d, char *out,
+                      size_t cap) {
+    const ProtobufCFieldDescriptor *nf = NULL;
+    for (unsigned i = 0; i < d->n_fields; i++)
+        if (d->fields[i].type == PROTOBUF_C_TYPE_STRING && strcmp(d->fields[i].name, "name") == 0) nf = &d->fields[i];
+    if (!nf) return false;
+    while (p < end) {
+        uint64_t key, v;
+        if (!read_varint(&p, end, &key)) return false;
+        switch (key & 7) {
+        case 0: if (!read_varint(&p, end, &v)) return false; break;
+        case 1: if (end - p < 8) return false; p += 8; break;
+        case 5: if (end - p < 4) return false; p += 4; break;
+        case 2:
+            if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p)) return false;
+            if ((key >> 3) == nf->id) {
+                size_t n = v < cap - 1 ? (size_t)v : cap - 1;
+                memcpy(out, p, n);
+                out[n] = 0;
+                return true;
+            }
+            p += v;
+            break;
+        default: return false;
+        }
+    }
+    return false;
+}
+
 /* Walks serialized bytes of message type `desc` without building anything
- * and reports whether sub-messages nest deeper than `max_depth` levels.
- * Malformed bytes end the walk with "not too deep": the parser that runs
- * next reports them. Iterative, so the walk itself needs no stack. */
-static bool nesting_too_deep(const uint8_t *data, size_t size, const ProtobufCMessageDescriptor *desc) {
+ * and reports whether sub-messages nest deeper than RLX_ONNX_MAX_NESTING
+ * levels, or a string field (doc_string aside) holds a NUL byte: protobuf-c
+ * keeps a string only up to its first NUL, so an external data location
+ * "w.bin\0..." would read w.bin and names "a\0b" and "a\0c" would be one.
+ * Malformed bytes end the walk with no fault: the parser that runs next
+ * reports them. Iterative, so the walk itself needs no stack. */
+static bool wire_faulty(const uint8_t *data, size_t size, const ProtobufCMessageDescriptor *desc, wire_fault *wf) {
     struct frame {
-        const uint8_t *end;
+        const uint8_t *start, *end;
         const ProtobufCMessageDescriptor *d;
     } st[RLX_ONNX_MAX_NESTING];
+    memset(wf, 0, sizeof *wf);
     int top = 0;
     const uint8_t *p = data;
+    st[0].start = data;
     st[0].end = data + size;
     st[0].d = desc;
     for (;;) {
@@ -155,19 +202,55 @@ static bool nesting_too_deep(const uint8_t *data, size_t size, const ProtobufCMe
                 (field && field <= UINT_MAX) ? protobuf_c_message_descriptor_get_field(st[top].d, (unsigned)field)
                                              : NULL;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && f->descriptor) {
-                if (top + 1 >= RLX_ONNX_MAX_NESTING) return true;
+                if (top + 1 >= RLX_ONNX_MAX_NESTING) return wf->too_deep = true;
                 top++;
+                st[top].start = p;
                 st[top].end = p + v;
                 st[top].d = f->descriptor;
-            } else {
-                p += v;
+                break;
             }
+            const uint8_t *nul = f && f->type == PROTOBUF_C_TYPE_STRING && strcmp(f->name, "doc_string") != 0
+                                     ? memchr(p, 0, (size_t)v) : NULL;
+            if (nul) {
+                wf->msg = st[top].d;
+                wf->field = f->name;
+                size_t n = (size_t)(nul - p) < sizeof wf->before - 1 ? (size_t)(nul - p) : sizeof wf->before - 1;
+                memcpy(wf->before, p, n);
+                wf->before[n] = 0;
+                for (int k = top; k >= 0 && !wf->owner_type; k--)
+                    if (wire_name(st[k].start, st[k].end, st[k].d, wf->owner, sizeof wf->owner))
+                        wf->owner_type = st[k].d->short_name;
+                return true;
+            }
+            p += v;
             break;
         }
         default:
             return false; /* groups or garbage: left to the parser */
         }
     }
+}
+
+/* The message of a fault wire_faulty found in `what` (a model, a file),
+ * which is not a valid `kind` ("ONNX model", "TensorProto"). */
+static rlx_status wire_fail(const wire_fault *wf, const char *what, const char *kind) {
+    if (wf->too_deep)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid %s: messages nest deeper than %d levels", what, kind,
+                        RLX_ONNX_MAX_NESTING);
+    char b[300], o[600] = "";
+    if (wf->owner_type) snprintf(o, sizeof o, "%s '%s': ", wf->owner_type, rlx_escape_text(wf->owner, b, sizeof b));
+    char c[300];
+    return rlx_fail(RLX_ERR_INVALID_MODEL,
+                    "%s is not a valid %s: %sthe string field '%s' of a %s holds a NUL byte after '%s' "
+                    "(strings may not hold NUL bytes)", what, kind, o, wf->field, wf->msg->short_name,
+                    rlx_escape_text(wf->before, c, sizeof c));
+}
+
+/* Whether sub-messages nest too deep (the walk of wire_faulty, NUL bytes
+ * in strings aside: those the whole model's walk found already). */
+static bool nesting_too_deep(const uint8_t *data, size_t size, const ProtobufCMessageDescriptor *desc) {
+    wire_fault wf;
+    return wire_faulty(data, size, desc, &wf) && wf.too_deep;
 }
 
 /* ------------------------------------------------------------ tensors */
@@ -503,10 +586,12 @@ rlx_status rlx_onnx_load_tensor_file(const char *path, rlx_tensor **out) {
     size_t size;
     rlx_status st = rlx_read_file(path, &data, &size);
     if (st) return rlx_fail_prefix(st, "%s: ", path);
-    if (nesting_too_deep(data, size, &onnx__tensor_proto__descriptor)) {
+    wire_fault wf;
+    if (wire_faulty(data, size, &onnx__tensor_proto__descriptor, &wf)) {
         free(data);
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "'%s' is not a valid TensorProto: messages nest deeper than %d levels",
-                        path, RLX_ONNX_MAX_NESTING);
+        char q[1100];
+        snprintf(q, sizeof q, "'%s'", path);
+        return wire_fail(&wf, q, "TensorProto");
     }
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, data);
     free(data);
@@ -712,6 +797,7 @@ static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__Attri
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: a->i = ap->i; break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
         if (ap->s.len && !ap->s.data) goto missing;
+        if (ap->s.len && memchr(ap->s.data, 0, ap->s.len)) goto nul;
         if (!(a->s = rlx_strndup(ap->s.len ? (const char *)ap->s.data : "", ap->s.len))) goto oom;
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
@@ -749,6 +835,7 @@ static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__Attri
         for (size_t i = 0; i < a->n; i++) {
             const ProtobufCBinaryData *b = &ap->strings[i];
             if (b->len && !b->data) goto missing;
+            if (b->len && memchr(b->data, 0, b->len)) goto nul;
             if (!(a->strings[i] = rlx_strndup(b->len ? (const char *)b->data : "", b->len))) goto oom;
         }
         break;
@@ -769,6 +856,11 @@ static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__Attri
     return RLX_OK;
 missing:
     st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has no value", label, an);
+    goto fail;
+nul: /* rlx's strings end at their first NUL: "linear\0x" would be taken as "linear" (as string tensors) */
+    st = rlx_fail(RLX_ERR_UNSUPPORTED,
+                  "%s: attribute '%s': a string holds a NUL byte, which rlx strings (NUL-terminated) cannot represent",
+                  label, an);
     goto fail;
 oom:
     st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory reading attribute '%s'", label, an);
@@ -2111,9 +2203,8 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     if (!data) data = empty;
     /* an empty file parses as an empty ModelProto; say what it is */
     if (size == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is empty (0 bytes), not an ONNX model", label);
-    if (nesting_too_deep(data, size, &onnx__model_proto__descriptor))
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: messages nest deeper than %d levels",
-                        label, RLX_ONNX_MAX_NESTING);
+    wire_fault wf;
+    if (wire_faulty(data, size, &onnx__model_proto__descriptor, &wf)) return wire_fail(&wf, label, "ONNX model");
     /* Weights are read once: the model is parsed without the initializers
      * of its graph, which are then unpacked one by one straight into their
      * tensors (protobuf-c's copy of raw_data becomes the tensor), each

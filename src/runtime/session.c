@@ -304,8 +304,11 @@ rlx_exec *rlx_session_last_exec(const rlx_session *s) {
 /* ------------------------------------------------------------ inputs */
 
 /* Orders the caller's inputs as the graph's and checks dtype and shape. */
+/* Orders and checks the inputs of a run. shapes_only (rlx_session_prepare):
+ * an input whose data is NULL stands for its dtype and shape, unless the
+ * plan depends on its value (a control input). */
 static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const *names, const rlx_tensor *const *in,
-                               const rlx_tensor **ordered) {
+                               bool shapes_only, const rlx_tensor **ordered) {
     const rlx_graph *g = s->g;
     /* a dim name binds one size only where the import relied on it
      * (rlx_graph.syms_equal_assumed); elsewhere it is a hint, as for
@@ -374,6 +377,13 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
         size_t numel, bytes = SIZE_MAX;
         if (rlx_shape_numel(t->dims, t->rank, &numel))
             return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "input '%s': ", v->name);
+        if (shapes_only && !t->data) {
+            if (s->ctl && s->ctl_in[j])
+                return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                                "input '%s': data is NULL, but the plan depends on its value (it decides the "
+                                "condition of an If): give its value", v->name);
+            continue;
+        }
         if (!rlx_mul_ok(numel, rlx_dtype_size(t->dtype), &bytes) || bytes > t->nbytes)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': nbytes %zu is smaller than its shape %s needs (%zu)",
                             v->name, t->nbytes, rlx_shape_str(t->dims, t->rank, a, sizeof a), bytes);
@@ -561,6 +571,32 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
     return RLX_OK;
 }
 
+/* The executable of plan e: the device's kernels, packed weights, arena. */
+static rlx_status compile_backend(rlx_session *s, plan_entry *e, bool progress) {
+    if (progress)
+        rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
+    double t1 = rlx_now_seconds();
+    RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
+    rlx_exec_set_run_ctl(e->x, &s->stopper);
+    rlx_exec_set_progress(e->x, progress);
+    e->stats.backend_compile_s = rlx_now_seconds() - t1;
+    return RLX_OK;
+}
+
+/* The last plan's executable, compiled now if plan.defer_backend left it
+ * for its first run (the report then gains the executable's notes). */
+static rlx_status last_exec_ready(rlx_session *s) {
+    plan_entry *e = s->last;
+    if (e->eager || e->x) return RLX_OK;
+    bool progress = rlx_config_progress(s->cfg);
+    rlx_status st = compile_backend(s, e, progress);
+    if (progress) rlx_log(RLX_LOG_PROGRESS, "%s", "");
+    if (st) return st;
+    free(e->report);
+    e->report = make_report(s, e, NULL);
+    return RLX_OK;
+}
+
 static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e, bool progress) {
     double t0 = rlx_now_seconds();
     rlx_graph *g;
@@ -595,13 +631,7 @@ static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *or
                             "the activation arena of this plan"));
     RLX_TRY(rlx_plan_segments(e->p));
     e->stats.passes_s = rlx_now_seconds() - t0;
-    if (progress)
-        rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
-    double t1 = rlx_now_seconds();
-    RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
-    rlx_exec_set_run_ctl(e->x, &s->stopper);
-    rlx_exec_set_progress(e->x, progress);
-    e->stats.backend_compile_s = rlx_now_seconds() - t1;
+    if (!s->cfg->plan_only) RLX_TRY(compile_backend(s, e, progress));
     e->report = make_report(s, e, NULL);
     return RLX_OK;
 }
@@ -716,7 +746,7 @@ static rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *
 static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                  const rlx_tensor *const *inputs) {
     const rlx_tensor **ordered = s->ordered;
-    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, true, ordered));
     bool fresh;
     return rlx_session_get_plan(s, ordered, &fresh);
 }
@@ -724,9 +754,10 @@ static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *co
 static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                              const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
     const rlx_tensor **ordered = s->ordered;
-    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, false, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
+    RLX_TRY(last_exec_ready(s));
     rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
     if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     rlx_status st = s->last->eager ? rlx_cpu_eval_graph(s->g, NULL, s->cfg, ordered, outs) : rlx_exec_run(s->last->x, ordered, outs);
@@ -748,7 +779,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
 static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                   const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     const rlx_tensor **ordered = s->ordered;
-    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, false, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     if (s->last->eager)
@@ -778,6 +809,7 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): data is NULL (%llu bytes expected)", i, v->name,
                             (unsigned long long)nb);
     }
+    RLX_TRY(last_exec_ready(s));
     RLX_TRY(rlx_exec_run(s->last->x, ordered, outputs));
     rlx_clear_error();
     return RLX_OK;

@@ -68,7 +68,9 @@ rlx_status rlx_session_get_stats(const rlx_session *s, rlx_session_stats *out) {
 static rlx_status profiled_exec(const rlx_session *s, rlx_status no_plan, rlx_exec **x) {
     *x = rlx_session_last_exec(s);
     if (!rlx_session_last_stats(s)) return rlx_fail(no_plan, "no plan yet: prepare or run the session first");
-    if (!*x) return rlx_fail(RLX_ERR_UNSUPPORTED, "the last plan runs eagerly on the CPU: it has no steps to profile");
+    if (!*x)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "the last plan runs eagerly on the CPU, or its steps are not compiled "
+                                             "until it runs (plan.defer_backend): no steps to profile");
     return RLX_OK;
 }
 

@@ -170,8 +170,14 @@ symin = save("input_sym", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a
 expect(["info", symin, "--plan", "--shape", "a=20000000x2", "--max-tensor-bytes", "1M"], 1,
        ["generated input 'a' (f32 [20000000,2])", "limits.max_tensor_bytes = 1048576 bytes"],
        "rlx info --plan --shape over --max-tensor-bytes", max_s=10)
+# the memory plan of shapes larger than the limits' defaults, the limits off: planned, nothing allocated (the
+# input, 2 GiB, and the 4 GiB arena were allocated and zeroed; rlx_session_prepare's shapes-only inputs and
+# the option plan.defer_backend)
+p = expect(["info", symin, "--plan", "--shape", "a=268435456x2", "--max-tensor-bytes", "0", "--max-arena-bytes", "0"],
+           0, [], "rlx info --plan of a 2 GiB input", max_s=20)
+C.check("[268435456,2]" in p.stdout and "4 GiB" in p.stdout, "the plan's tensors and arena: %s" % p.stdout[-800:])
 rss = max_rss_children_mb()
-C.check(rss < 400, "peak RSS of the refused runs: %.0f MB, want < 400 MB (nothing committed)" % rss)
+C.check(rss < 400, "peak RSS of the refused runs and the plan: %.0f MB, want < 400 MB (nothing committed)" % rss)
 
 # an explicit limit, by flag, by --option and by variable; suffixes
 mid = save("expand_1m", [h.make_node("Expand", ["x", "s"], ["y"], name="exp")], [], [fvi("y", None)],

@@ -213,9 +213,15 @@ static inline int64_t bin_i64(bin_op op, int64_t a, int64_t b, bool *div0) {
         return a / b;
     case B_POW: {
         if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-        int64_t r = 1;
-        for (int64_t i = 0; i < b && i < 64; i++) r = (int64_t)((uint64_t)r * (uint64_t)a);
-        return r;
+        /* by squaring, wrapping as a chain of multiplications would: a^b
+         * mod 2^64 (a cap of 64 multiplications was right for even a only:
+         * (-1)^(2^31 - 1) gave 1) */
+        uint64_t r = 1, sq = (uint64_t)a;
+        for (uint64_t e = (uint64_t)b; e; e >>= 1) {
+            if (e & 1) r *= sq;
+            sq *= sq;
+        }
+        return (int64_t)r;
     }
     case B_FMOD:
         if (b == 0) { *div0 = true; return 0; }

@@ -6,7 +6,9 @@
  * (AveragePool with count_include_pad=1; taps past the end padding, which
  * ceil_mode can create, never count). Semantics: ONNX MaxPool-12/22,
  * AveragePool-19/22, LpPool-18/22, GlobalAveragePool/GlobalMaxPool-1/22,
- * GlobalLpPool-2/22.
+ * GlobalLpPool-2/22. Over empty spatial dims GlobalAveragePool gives 0 (as
+ * ReduceMean; onnxruntime refuses them), GlobalMaxPool the type's lowest
+ * value, GlobalLpPool 0.
  *
  * Fast paths (f32, k->reference false), over the worker pool by planes
  * (image, channel): MaxPool without the Indices output and AveragePool in
@@ -1470,7 +1472,7 @@ static void global_planes(void *ctx, size_t p0, size_t p1) {
             else if (kind == POOL_AVG) acc += v;
             else acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
         }
-        if (kind == POOL_AVG) acc /= (double)sp;
+        if (kind == POOL_AVG) acc = sp ? acc / (double)sp : 0.0;
         else if (kind == POOL_LP) acc = p == 1.0 ? acc : p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
         if (j->yf) j->yf[pl] = (float)acc; /* as rlx_nn_store rounds */
         else j->y[pl] = acc;

@@ -4,11 +4,12 @@
  * rounded once at the end; LogSumExp subtracts the maximum first. Integer
  * Sum, Mean, Prod, Max, Min, L1 and SumSquare accumulate in 64-bit integers
  * (wrapping like the output type would); integer L2, LogSum and LogSumExp
- * go through double and are truncated toward zero (saturating, NaN -> 0).
+ * go through double and are truncated toward zero (saturating to the
+ * output type, NaN -> 0).
  * Empty reductions give the identity of the reduction (ONNX Reduce*-18/20):
  * 0 for Sum, L1, L2, SumSquare; 1 for Prod; -inf (or the type's minimum) for
  * Max; +inf (or the type's maximum) for Min; -inf for LogSum and LogSumExp;
- * NaN for a float Mean (0 for an integer Mean).
+ * 0 for Mean (ONNX leaves it undefined; onnxruntime gives 0, numpy NaN).
  *
  * The normalisations and Einsum compute in double as well. Fast paths sit
  * beside the reference (k->reference false): f32 Reduce* over one contiguous
@@ -36,8 +37,11 @@ static inline double ld(const rlx_tensor *t, size_t i) {
     return rlx_tensor_get_f64(t, i);
 }
 
+static void int_range(rlx_dtype dt, int64_t *lo, int64_t *hi);
+
 /* Stores a double into any numeric tensor; integer outputs are truncated
- * toward zero with saturation (NaN -> 0), never undefined behaviour. */
+ * toward zero with saturation to the output type (NaN -> 0), never
+ * undefined behaviour. */
 static void st_f64(rlx_tensor *t, size_t i, double v) {
     if (t->dtype == RLX_DTYPE_F32) {
         ((float *)t->data)[i] = (float)v;
@@ -53,7 +57,10 @@ static void st_f64(rlx_tensor *t, size_t i, double v) {
         return;
     }
     int64_t r = v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
-    rlx_tensor_set_i64(t, i, r);
+    /* the type's range, not int64's: an int8 L2 of 179.6 is 127 (it wrapped to -77) */
+    int64_t lo, hi;
+    int_range(t->dtype, &lo, &hi);
+    rlx_tensor_set_i64(t, i, r < lo ? lo : r > hi ? hi : r);
 }
 
 /* Checks that an output has the element count the kernel computed. */
@@ -192,7 +199,7 @@ static rlx_status reduce_float(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
     for (size_t o = 0; o < p->n_out; o++) {
         double v = acc[o];
         switch (op) {
-        case R_MEAN: v = v / (double)p->count; break; /* 0/0 = NaN for an empty set */
+        case R_MEAN: v = p->count ? v / (double)p->count : 0.0; break; /* empty: 0, as onnxruntime */
         case R_L2: v = sqrt(v); break;
         case R_LOGSUM: v = log(v); break;
         case R_LSE: v = isfinite(mx[o]) ? mx[o] + log(v) : mx[o]; break;
@@ -454,7 +461,9 @@ bool rlx_cpu_reduce_rows_f32(rlx_row_red kind, const float *x, float *y, size_t 
  * in 10^8 sums); without AVX2 in the reference's order (identical). */
 static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r, const red_plan *p) {
     const rlx_tensor *x = k->in[0];
-    if (x->dtype != RLX_DTYPE_F32 || k->out[0]->dtype != RLX_DTYPE_F32 || r->n_axes == 0 || p->n_out == 0) return false;
+    if (x->dtype != RLX_DTYPE_F32 || k->out[0]->dtype != RLX_DTYPE_F32 || r->n_axes == 0 || p->n_out == 0 ||
+        p->count == 0) /* empty reductions: the reference's identities */
+        return false;
     if (op != R_SUM && op != R_MEAN && op != R_MAX && op != R_MIN && op != R_SUMSQ && op != R_L2 && op != R_L1)
         return false;
     int first = -1, last = -1;

@@ -87,7 +87,9 @@ static const gpu_note k_gpu_notes[] = {
     { "ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceSumSquare",
       "f32, f16 (accumulated in f32, rounded once) or i32; axes constant; at most 4 runs of kept and of reduced dims after merging." },
     { "ReduceMean ReduceL2 ReduceLogSum ReduceLogSumExp",
-      "f32 or f16 (accumulated in f32); axes constant; at most 4 runs of kept and of reduced dims after merging." },
+      "f32 or f16 (accumulated in f32); axes constant; at most 4 runs of kept and of reduced dims after merging. "
+      "Over an empty set both devices give 0 for Mean (ONNX leaves it undefined; onnxruntime gives 0) and L2, "
+      "-inf for LogSum and LogSumExp." },
     { "ArgMax ArgMin", "f32, f16 or i32 data; a non-empty axis." },
     { "LayerNormalization",
       "f32 or f16 (statistics in f32); Scale and B of the input's type that broadcast only within the normalised "

@@ -148,9 +148,10 @@ static uint32_t red_start(int code, bool is_int) {
     }
 }
 
-/* The value of a reduction over an empty set (ONNX Reduce*-18), as bits. */
+/* The value of a reduction over an empty set (ONNX Reduce*-18; Mean: 0,
+ * as onnxruntime and the CPU), as bits. */
 static uint32_t red_empty(int code, bool is_int) {
-    if (!is_int && code == RED_MEAN) return f32_bits(NAN);
+    if (!is_int && code == RED_MEAN) return f32_bits(0.0f);
     if (!is_int && code == RED_LOGSUM) return f32_bits(-INFINITY);
     return red_start(code, is_int);
 }
