@@ -11,6 +11,9 @@ report (debug.fusion_report) must show fuse_nbits firing, and rlx info
 --plan --dump-ir the MatMulNBits node; with passes.disable=fuse_nbits the
 same models give the same answers without it.
 
+Two models come from onnxruntime's MatMulNBitsQuantizer itself (QDQ,
+symmetric: int4; asymmetric: uint4 with zero points).
+
 Declined forms (blocks along N, block_size 8, an 8-bit constant weight, a
 weight fed at run time as int8, a dequantized weight read twice) must not
 fire and must still give onnxruntime's answers.
@@ -153,6 +156,41 @@ case("decline_block8", (2, 32), 32, 4, 8, fires=False)
 case("decline_int8_constant", (2, 64), 64, 4, 16, fires=False, wtype="int8")
 case("decline_runtime_weight", (2, 64), 64, 4, 16, fires=False, wtype="input")
 case("decline_shared", (2, 64), 64, 4, 16, fires=False, shared=True)
+
+# models written by onnxruntime's own quantizer (MatMulNBitsQuantizer, quant_format QDQ): symmetric gives int4
+# without zero points, asymmetric uint4 with them
+def quantizer_case(sym, K=128, N=48, bs=32, a_shape=(3, 128)):
+    import copy
+    from onnxruntime.quantization import matmul_nbits_quantizer as MQ
+    from onnxruntime.quantization.quant_utils import QuantFormat
+    w = rng.standard_normal((K, N)).astype(np.float32)
+    g = H.make_graph([H.make_node("MatMul", ["a", "w"], ["y"], name="mm")], "f32",
+                     [H.make_tensor_value_info("a", T.FLOAT, list(a_shape))],
+                     [H.make_tensor_value_info("y", T.FLOAT, None)], [NH.from_array(w, "w")])
+    cfg = MQ.DefaultWeightOnlyQuantConfig(block_size=bs, is_symmetric=sym, quant_format=QuantFormat.QDQ)
+    q = MQ.MatMulNBitsQuantizer(copy.deepcopy(H.make_model(g, opset_imports=OPS, ir_version=10)), algo_config=cfg)
+    q.process()
+    name = "ort_quantizer_%s" % ("symmetric" if sym else "asymmetric")
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(q.model.model, path)
+    types = sorted(i.data_type for i in q.model.model.graph.initializer)
+    C.check(types == ([T.FLOAT, T.INT4] if sym else [T.FLOAT, T.UINT4, T.UINT4]),
+            "%s writes %s weights (initializer types %s)" % (name, "int4" if sym else "uint4 + zero points", types))
+    feeds = {"a": rng.standard_normal(a_shape).astype(np.float32)}
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    ref = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    mag = float((np.abs(feeds["a"]) @ np.abs(w)).max())  # |W| within a quantum of the dequantized one
+    y, se = run_rlx(path, feeds, "cpu")
+    if C.check(y is not None, "%s runs (%s)" % (name, se)):
+        d = float(np.abs(y.astype(np.float64) - ref).max()) / mag if y.shape == ref.shape else np.inf
+        C.check("fusion: fuse_nbits" in se, "%s: fuse_nbits fires (%s)" % (name, se.strip()[-300:]))
+        C.check(d <= TOL, "%s: max diff %.3g of the product's magnitude (tol %g)" % (name, d, TOL))
+        print("%-40s %-6s max diff %.3g" % (name, "fused" if "fusion: fuse_nbits" in se else "", d))
+
+
+quantizer_case(True)
+quantizer_case(False)
 
 # rlx info --plan --dump-ir shows the MatMulNBits node of the plan
 path, _, _ = qdq_model("info_plan", (1, 64), 64, 8, 32)
