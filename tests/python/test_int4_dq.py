@@ -161,6 +161,15 @@ refused("quantize_int4_zero_point", model([H.make_node("QuantizeLinear", ["x", "
                                            H.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq")],
                                           [S, Z4], ins=("x",)),
         ("node 'quant' (QuantizeLinear)", "'z'", "int4", "4-bit outputs are not supported"))
+# 4-bit results without a 4-bit constant: QuantizeLinear's output_dtype, Cast's to
+refused("quantize_output_dtype_int4", model([H.make_node("QuantizeLinear", ["x", "s"], ["q"], name="quant",
+                                                         output_dtype=T.INT4),
+                                             H.make_node("DequantizeLinear", ["q", "s"], ["y"], name="dq")],
+                                            [S], ins=("x",)),
+        ("node 'quant' (QuantizeLinear)", "output_dtype", "int4"), "RLX_ERR_UNSUPPORTED")
+refused("cast_to_uint4", model([H.make_node("Cast", ["x"], ["q"], name="cast", to=T.UINT4),
+                                H.make_node("Cast", ["q"], ["y"], name="back", to=T.FLOAT)], [], ins=("x",)),
+        ("node 'cast' (Cast)", "21 (uint4)"), "RLX_ERR_UNSUPPORTED")
 refused("cast_int4", model([H.make_node("Cast", ["w"], ["y"], name="cast", to=T.FLOAT)], [W4]),
         ("node 'cast' (Cast)", "'w'", "4-bit outputs are not supported"))
 refused("dq_scale_int4", model([H.make_node("DequantizeLinear", ["w", "w"], ["y"], name="dq2")], [W4]),
