@@ -731,12 +731,21 @@ static void test_bad_initializers(void) {
     /* no data at all for a non-empty shape */
     CHECK_FAILS(load_with_init(tensor_new("nodata", 7, 1, d4), &m, &path), RLX_ERR_INVALID_MODEL, "nodata");
     /* unsupported dtypes, named */
-    const int bad_types[5] = { 15, 17, 22, 14, 23 };
-    const char *bad_names[5] = { "complex128", "float8e4m3fn", "int4", "complex64", "float4e2m1" };
+    const int bad_types[5] = { 15, 17, 26, 14, 23 };
+    const char *bad_names[5] = { "complex128", "float8e4m3fn", "int2", "complex64", "float4e2m1" };
     for (int i = 0; i < 5; i++) {
         CHECK_FAILS(load_with_init(tensor_raw("odd", bad_types[i], 1, d4, v, 4), &m, &path), RLX_ERR_UNSUPPORTED,
                     bad_names[i]);
         CHECK_ERROR_HAS("'odd'", path, NULL);
+    }
+    /* int4 and uint4 initializers load (two values a byte; an unused one is
+     * harmless), their packed size checked */
+    for (int t = 21; t <= 22; t++) {
+        CHECK_OK(load_with_init(tensor_raw("w4", t, 1, d4, v, 2), &m, &path));
+        rlx_model_destroy(m);
+        m = NULL;
+        CHECK_FAILS(load_with_init(tensor_raw("w4", t, 1, d4, v, 4), &m, &path), RLX_ERR_INVALID_MODEL, "'w4'");
+        CHECK_ERROR_HAS("needs 2 bytes of raw_data, but has 4", t == 22 ? "int4" : "uint4", NULL);
     }
     /* rank above the maximum */
     int64_t d9[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };

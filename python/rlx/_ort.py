@@ -55,7 +55,7 @@ _NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 
 # The passes option passes.disable can name (src/base/options.c,
 # k_optional_passes); tests/python/test_ort_compat.py checks this list against
 # the option's own description.
-OPTIONAL_PASSES = ("cse", "fuse_qdq", "fuse_qdq_conv", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
+OPTIONAL_PASSES = ("cse", "fuse_nbits", "fuse_qdq", "fuse_qdq_conv", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
                    "fuse_attention", "fuse_add_layernorm", "fuse_layernorm", "fuse_elementwise", "fuse_qdq_ew",
                    "fuse_qlinear_ew")
 _FUSIONS = tuple(p for p in OPTIONAL_PASSES if p.startswith("fuse_"))

@@ -445,6 +445,8 @@ typedef struct tensor_load {
     uint64_t *external_sum; /* running sum of external data bytes (checked against max_model_bytes), or NULL */
     bool adopt_raw;         /* tp was unpacked with g_tensor_allocator: take raw_data's block */
     const char *model_path; /* the model file (external data may lie where it really is), or NULL */
+    bool *was_4bit;         /* non-NULL: INT4 / UINT4 load as i8 / u8, a byte a value, and set *was_4bit;
+                             * NULL: they are refused */
 } tensor_load;
 
 static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir, const tensor_load *ld,
@@ -468,7 +470,14 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
                         name);
     if (!tp->has_data_type) return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' has no data_type", name);
     rlx_dtype dt;
-    RLX_TRY(rlx_onnx_dtype(tp->data_type, what, &dt));
+    /* INT4 / UINT4 (onnx.proto): two values a byte, the first in the low
+     * nibble, an odd count's last high nibble unused; in int32_data each
+     * entry holds one such byte. Widened to a byte a value (sign-extended
+     * for INT4) where the caller takes them (ld->was_4bit). */
+    bool four = (tp->data_type == 21 || tp->data_type == 22) && ld && ld->was_4bit;
+    if (four) dt = tp->data_type == 22 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+    else RLX_TRY(rlx_onnx_dtype(tp->data_type, what, &dt));
+    if (ld && ld->was_4bit) *ld->was_4bit = four;
     if (tp->n_dims && !tp->dims) return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': dims missing", name);
     if (tp->n_dims > RLX_MAX_RANK)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "tensor '%s' has rank %zu, above the maximum %d", name, tp->n_dims,
@@ -503,7 +512,23 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
     }
     const char *field = "raw_data";
     size_t count = 0;
-    if (!external) {
+    /* the bytes in the file: numel (widened: nbytes) or, 4-bit, ceil(numel / 2) */
+    size_t fbytes = four ? numel / 2 + numel % 2 : nbytes;
+    if (!external && four) {
+        const char *what4 = tp->has_raw_data ? "bytes of raw_data" : "int32_data entries (two values each)";
+        size_t have = tp->has_raw_data ? tp->raw_data.len : tp->int32_data ? tp->n_int32_data : 0;
+        if (tp->has_raw_data && tp->raw_data.len && !tp->raw_data.data)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': raw_data missing", name);
+        if (have != fbytes)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' (%s %s, two values a byte) needs %zu %s, but has %zu",
+                            name, rlx_onnx_type_name(tp->data_type), proto_dims_str(tp, dbuf, sizeof dbuf), fbytes,
+                            what4, have);
+        for (size_t i = 0; !tp->has_raw_data && i < have; i++)
+            if (tp->int32_data[i] < 0 || tp->int32_data[i] > UINT8_MAX)
+                return rlx_fail(RLX_ERR_INVALID_MODEL,
+                                "tensor '%s' (%s): int32_data[%zu] = %d is not two 4-bit values (0 to 255)", name,
+                                rlx_onnx_type_name(tp->data_type), i, (int)tp->int32_data[i]);
+    } else if (!external) {
         if (tp->has_raw_data) {
             if (tp->raw_data.len && !tp->raw_data.data)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': raw_data missing", name);
@@ -525,11 +550,11 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
     char *ext_path = NULL;
     uint64_t ext_offset = 0;
     if (external)
-        RLX_TRY(external_source(tp, name, base_dir, ld ? ld->model_path : NULL, nbytes, &ext_path, &ext_offset));
+        RLX_TRY(external_source(tp, name, base_dir, ld ? ld->model_path : NULL, fbytes, &ext_path, &ext_offset));
     if (external && ld && ld->external_sum) {
         /* external files are not bounded by the model file's size: their
          * total counts against limits.max_model_bytes too */
-        *ld->external_sum += nbytes;
+        *ld->external_sum += fbytes;
         char ewhat[400];
         snprintf(ewhat, sizeof ewhat, "the external data of the initializers up to tensor '%s'", name);
         rlx_status lst = ld->cfg ? rlx_limit_check(ld->cfg, "limits.max_model_bytes", *ld->external_sum, ewhat) : 0;
@@ -540,7 +565,7 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
     }
     rlx_tensor *t;
     rlx_status st;
-    bool adopt = !external && tp->has_raw_data && nbytes && ld && ld->adopt_raw;
+    bool adopt = !external && !four && tp->has_raw_data && nbytes && ld && ld->adopt_raw;
     if (adopt) {
         /* the tensor takes the block protobuf-c copied raw_data into */
         st = rlx_tensor_wrap(dt, dims, rank, tp->raw_data.data, &t);
@@ -557,16 +582,28 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
     }
     bool raw = true;
     if (external) {
-        if (nbytes) st = rlx_read_file_range(ext_path, ext_offset, nbytes, t->data);
+        if (fbytes) st = rlx_read_file_range(ext_path, ext_offset, fbytes, t->data);
         free(ext_path);
         if (st) {
             rlx_tensor_destroy(t);
             return rlx_fail_prefix(st, "tensor '%s': external data: ", name);
         }
+    } else if (four) {
+        uint8_t *d = t->data;
+        for (size_t i = 0; i < fbytes; i++)
+            d[i] = tp->has_raw_data ? tp->raw_data.data[i] : (uint8_t)tp->int32_data[i];
     } else if (tp->has_raw_data) {
         if (nbytes && !adopt) memcpy(t->data, tp->raw_data.data, nbytes);
     } else {
         copy_typed(tp, t, numel);
+        raw = false;
+    }
+    if (four) { /* the packed bytes lie at the start: widened from the last value down */
+        uint8_t *d = t->data;
+        for (size_t i = numel; i-- > 0;) {
+            unsigned q = (d[i / 2] >> (4 * (i % 2))) & 15u;
+            d[i] = (uint8_t)(dt == RLX_DTYPE_I8 && q >= 8 ? q + 0xF0u : q); /* INT4: two's complement */
+        }
         raw = false;
     }
     if (raw) {
@@ -754,7 +791,7 @@ static rlx_status resolve_name(rlx_graph *g, const char *name, int *id) {
             if (syms[i] < 0) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (dim symbol)");
         }
     }
-    v->flags |= RLX_VALUE_OUTER;
+    v->flags |= RLX_VALUE_OUTER | (pv->flags & RLX_VALUE_4BIT);
     v->dtype = pv->dtype;
     rlx_value_set_shape(v, rank, pv->dims, syms);
     *id = vid;
@@ -918,10 +955,14 @@ static rlx_status import_constant(const onnx_ctx *c, rlx_graph *g, const Onnx__N
     }
     rlx_tensor *t = NULL;
     rlx_status st = RLX_OK;
+    bool four = false;
     const char *an = val->name;
     if (strcmp(an, "value") == 0) {
         if (!val->t) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute 'value' holds no tensor", label);
-        st = rlx_onnx_tensor_from_proto(val->t, c->base_dir, &t);
+        /* 4-bit values widen to a byte each: limits.max_tensor_bytes on that */
+        tensor_load ld = { NULL, NULL, false, NULL, &four };
+        if (c->ld && (val->t->data_type == 21 || val->t->data_type == 22)) ld.cfg = c->ld->cfg;
+        st = tensor_from_proto(val->t, c->base_dir, &ld, &t);
         if (st) return rlx_fail_prefix(st, "%s: ", label);
     } else if (strncmp(an, "value_string", 12) == 0) {
         /* a scalar (value_string) or 1-D (value_strings) string tensor */
@@ -964,6 +1005,7 @@ static rlx_status import_constant(const onnx_ctx *c, rlx_graph *g, const Onnx__N
         return rlx_fail(RLX_ERR_INTERNAL, "%s: output '%s' was not declared", label, np->output[0]);
     }
     rlx_value_set_konst(&g->values[id], t);
+    if (four) g->values[id].flags |= RLX_VALUE_4BIT;
     return RLX_OK;
 }
 
@@ -1125,14 +1167,15 @@ static rlx_status import_initializer(const onnx_ctx *c, rlx_graph *g, Onnx__Tens
         return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer #%zu has no name", index);
     if (rlx_graph_find(g, tp->name) >= 0)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer '%s' is defined twice", tp->name);
-    tensor_load ld = { NULL, NULL, adopt, NULL };
+    bool four = false;
+    tensor_load ld = { NULL, NULL, adopt, NULL, &four };
     if (c->ld) ld.cfg = c->ld->cfg, ld.external_sum = c->ld->external_sum, ld.model_path = c->ld->model_path;
     rlx_tensor *t;
     rlx_status st = tensor_from_proto(tp, c->base_dir, &ld, &t);
     if (st) return rlx_fail_prefix(st, "initializer ");
     int id;
     RLX_TRY(rlx_graph_add_konst(g, tp->name, t, &id));
-    g->values[id].flags |= RLX_VALUE_INITIALIZER;
+    g->values[id].flags |= RLX_VALUE_INITIALIZER | (four ? RLX_VALUE_4BIT : 0u);
     return RLX_OK;
 }
 
@@ -1818,6 +1861,59 @@ static rlx_status check_init_decl(rlx_graph *g, const Onnx__ValueInfoProto *vi, 
                     rlx_dtype_name(v->dtype), is);
 }
 
+/* Whether `name` names a 4-bit constant (RLX_VALUE_4BIT) in g or, where g
+ * does not define it, in an enclosing graph. */
+static const rlx_value *find_4bit(const rlx_graph *g, const char *name) {
+    for (; g; g = g->parent) {
+        int id = rlx_graph_find(g, name);
+        if (id < 0 || (g->values[id].flags & RLX_VALUE_OUTER)) continue;
+        return (g->values[id].flags & RLX_VALUE_4BIT) ? &g->values[id] : NULL;
+    }
+    return NULL;
+}
+
+/* "int4" / "uint4" of a 4-bit constant loaded as i8 / u8. */
+static const char *name_4bit(const rlx_value *v) { return rlx_onnx_type_name(v->dtype == RLX_DTYPE_I8 ? 22 : 21); }
+
+/* 4-bit constants load a byte a value (tensor_from_proto); as such they mean
+ * what they meant only where nothing can tell the widths apart:
+ * DequantizeLinear's x and x_zero_point, both 4-bit. A graph output, or any other reader
+ * (QuantizeLinear's y_zero_point, whose output would saturate to the 4-bit
+ * range; Cast; Identity; an op of a subgraph) is refused naming the node.
+ * errors: RLX_ERR_UNSUPPORTED, RLX_ERR_INVALID_MODEL (x and x_zero_point of
+ * different types). */
+static rlx_status check_4bit_uses(const Onnx__GraphProto *gp, const rlx_graph *g) {
+    char label[300];
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const rlx_value *v = gp->output[i] && gp->output[i]->name ? find_4bit(g, gp->output[i]->name) : NULL;
+        if (v)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "graph output '%s' is a constant of %s; 4-bit outputs are not supported",
+                            gp->output[i]->name, name_4bit(v));
+    }
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (np->n_input && !np->input) continue; /* import_node reports it */
+        bool dq = is_default_domain(np->domain) && strcmp(np->op_type, "DequantizeLinear") == 0;
+        for (size_t k = 0; k < np->n_input; k++) {
+            const char *nm = np->input[k];
+            const rlx_value *v = nm && *nm ? find_4bit(g, nm) : NULL;
+            if (!v) continue;
+            if (!dq || (k != 0 && k != 2))
+                return rlx_fail(RLX_ERR_UNSUPPORTED,
+                                "%s: input '%s' is a constant of %s; rlx reads 4-bit constants only as DequantizeLinear's "
+                                "x and x_zero_point (4-bit outputs are not supported)",
+                                node_label(np, i, label, sizeof label), nm, name_4bit(v));
+        }
+        if (!dq || np->n_input < 3 || !np->input[2] || !*np->input[2]) continue;
+        const rlx_value *x = np->input[0] ? find_4bit(g, np->input[0]) : NULL, *z = find_4bit(g, np->input[2]);
+        if ((x || z) && (!x || !z || x->dtype != z->dtype))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: x '%s' and x_zero_point '%s' must have the same type (%s)",
+                            node_label(np, i, label, sizeof label), np->input[0] ? np->input[0] : "",
+                            np->input[2], name_4bit(x ? x : z));
+    }
+    return RLX_OK;
+}
+
 /* The body of import_graph, filling the fresh graph g. */
 static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
     char label[400];
@@ -1850,6 +1946,9 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
             bool twice = g->values[id].flags & RLX_VALUE_INPUT;
             for (size_t k = 0; k < g->n_overridable; k++) twice |= g->overridable[k] == id;
             if (twice) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            if (g->values[id].flags & RLX_VALUE_4BIT)
+                return rlx_fail(RLX_ERR_UNSUPPORTED, "graph input '%s' is an initializer of %s; 4-bit graph inputs are "
+                                "not supported", vi->name, name_4bit(&g->values[id]));
             if (g->values[id].flags & RLX_VALUE_INITIALIZER) RLX_TRY(check_init_decl(g, vi, id));
             if (c->overridable && !g->parent && (g->values[id].flags & RLX_VALUE_INITIALIZER)) {
                 RLX_TRY(RLX_GROW(g->overridable, g->cap_overridable, g->n_overridable + 1));
@@ -1953,6 +2052,7 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         const Onnx__NodeProto *np = gp->node[i];
         if (is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0) RLX_TRY(import_node(c, g, np, i));
     }
+    RLX_TRY(check_4bit_uses(gp, g));
     RLX_TRY(import_nodes(c, gp, g));
     RLX_TRY(rlx_onnx_expand_training_ops(g, gp));
     rlx_clear_error(); /* value_info hints may have left a message */
@@ -2219,7 +2319,7 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: protobuf parse failed", label);
     }
     uint64_t external_sum = 0;
-    tensor_load ld = { cfg, &external_sum, false, map ? label : NULL };
+    tensor_load ld = { cfg, &external_sum, false, map ? label : NULL, NULL };
     init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
     fn_arena fa = { 0 }; /* model-local functions' expansions (expand_calls) */

@@ -2170,7 +2170,7 @@ static const rlx_contrib_def k_contrib[] = {
       "uint8 data (4-bit values two a byte, zero point 8, gather_axis 0, blocks along the last axis; a constant): "
       "unpacked at load to int8 q - 8 (one byte a value, twice the file's), then Gather of its rows and of the "
       "scales' and DequantizeLinear-21 blocked (f32 or f16 scales; runs on the CPU). int4 and uint4 data are not "
-      "supported (rlx has no 4-bit tensors: the load refuses them).",
+      "supported (the load reads 4-bit constants only as DequantizeLinear's x and x_zero_point).",
       { A_INT("block_size", 128), A_INT("gather_axis", 0), A_INT("quantize_axis", 1) } },
     { MS, "GroupQueryAttention", 1, 7, 11, 3, 3, x_gqa,
       "MatMul, Softmax, MatMul per head with kv heads repeated (num_heads a multiple of kv_num_heads; Expand "

@@ -32,7 +32,8 @@ enum {
     RLX_VALUE_INITIALIZER = 1u << 2, /* came from an initializer (weights) */
     RLX_VALUE_OUTER = 1u << 3,       /* subgraph: refers to an outer-scope value by name */
     RLX_VALUE_KONST_BORROWED = 1u << 4, /* konst is owned by another graph */
-    RLX_VALUE_FED = 1u << 5             /* a constant of what the caller fed (a control input bound into a plan) */
+    RLX_VALUE_FED = 1u << 5,            /* a constant of what the caller fed (a control input bound into a plan) */
+    RLX_VALUE_4BIT = 1u << 6            /* a constant loaded from ONNX INT4 (as i8) or UINT4 (as u8), a byte a value */
 };
 
 typedef struct rlx_value {

@@ -71,6 +71,13 @@ rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats);
  * quantization, bit-exact with the pair); see the file for the conditions. */
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats);
 
+/* passes/fuse_nbits.c, for every plan, before the first fold:
+ * DequantizeLinear(constant INT4 / UINT4 weight [K, N], blocked along K)
+ * -> MatMul(A f32, .) -> rlx.MatMulNBits on the weight repacked into its
+ * 4-bit layout (the same dequantized weights); see the file for the
+ * conditions. */
+rlx_status rlx_pass_fuse_nbits(rlx_graph *g, rlx_pass_stats *stats);
+
 /* passes/fuse_qdq.c, for every plan, before the first fold:
  * DequantizeLinear(x) -> Conv(DequantizeLinear(W), DequantizeLinear(B int32))
  * [-> a Relu or Clip that the Q makes a no-op] -> QuantizeLinear

@@ -49,6 +49,8 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
     /* before the fold makes the weights' DequantizeLinear f32 constants; on
      * every plan, so that the GPU and the CPU run the same integer
      * convolutions (QLinearConv, exact on both) */
+    /* before the fold too: 4-bit weights stay 4-bit (rlx.MatMulNBits) */
+    RLX_TRY(run_pass(g, ps, "fuse_nbits", rlx_pass_fuse_nbits));
     if (pass_enabled(ps, "fuse_qdq"))
         RLX_TRY(run_pass(g, ps, "fuse_qdq_conv", rlx_pass_fuse_qdq_conv));
     RLX_TRY(rlx_pass_fold(g, ps));

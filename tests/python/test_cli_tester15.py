@@ -72,7 +72,7 @@ add = save("add", [h.make_node("Add", ["a", "b"], ["y"])], [vi("a", T.FLOAT, [2,
            [vi("y", T.FLOAT, [2, 3])])
 
 # ---------------------------------------------------------------- a: option errors list every choice
-PASSES = ["cse", "fuse_qdq", "fuse_qdq_conv", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
+PASSES = ["cse", "fuse_nbits", "fuse_qdq", "fuse_qdq_conv", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
           "fuse_attention", "fuse_layernorm", "fuse_add_layernorm", "fuse_elementwise", "fuse_qdq_ew", "fuse_qlinear_ew", "widen_f16",
           "pow_exponent"]
 for how, args, env in (("--option", ["--option", "passes.disable=nosuchpass"], None),

@@ -120,7 +120,8 @@ refused("bad_block_size", ("'gbq'", "block_size"), block_size=8)
 refused("bad_block_default", ("'gbq'", "scales"))  # block_size 128 against scales of blocks of 16
 refused("bad_runtime_data", ("'gbq'", "constant"), feed_data=True, block_size=16)
 refused("bad_index_float", ("'gbq'", "indices"), idx=np.array([1.0], np.float32), block_size=16)
-# int4 data: the load refuses 4-bit tensors before the node is expanded
+# int4 data: the load refuses a 4-bit constant read by anything but DequantizeLinear,
+# before the node is expanded
 d4 = H.make_tensor("d", T.INT4, [8, 32], rng.integers(-8, 8, 8 * 32).tolist())
 g = H.make_graph([H.make_node("GatherBlockQuantized", ["d", "i", "s"], ["y"], domain="com.microsoft", name="gbq",
                               block_size=16)], "int4", [H.make_tensor_value_info("i", T.INT64, [2])],

@@ -208,8 +208,8 @@ static rlx_status infer_cast(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     int64_t to = rlx_param_int(c->n, "to");
     if (rlx_dtype_size((rlx_dtype)to) == 0)
-        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: cast to dtype %lld is not supported", rlx_node_desc(c->n),
-                        (long long)to);
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: cast to dtype %lld (%s) is not supported", rlx_node_desc(c->n),
+                        (long long)to, rlx_onnx_type_name(to >= INT32_MIN && to <= INT32_MAX ? (int32_t)to : -1));
     return rlx_ictx_set_out(c, 0, (rlx_dtype)to, x->rank, x->dims, x->syms);
 }
 
