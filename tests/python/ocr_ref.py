@@ -95,8 +95,9 @@ def run(args, timeout=600):
 def run_output(rlx, path, feeds, device, options=(), tmp=None, output="y", env=None):
     """`rlx run` of the model at path once on device with the arrays of
     feeds (name -> numpy array) and --option strings (env: the process's
-    environment, default ours); returns (output's array, its stderr) or
-    (None, the command's output) when it fails."""
+    environment, default ours); returns (output's array, or with a list of
+    names a list of arrays; its stderr) or (None, the command's output)
+    when it fails."""
     import numpy as np
     out = tempfile.mkdtemp(dir=tmp)
     args = [rlx, "run", path, "--device", device, "--quiet", "--warmup", "0", "--iters", "1", "--output-dir", out]
@@ -109,6 +110,8 @@ def run_output(rlx, path, feeds, device, options=(), tmp=None, output="y", env=N
     p = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
     if p.returncode != 0:
         return None, p.stdout + p.stderr
+    if isinstance(output, (list, tuple)):
+        return [np.load(os.path.join(out, o + ".npy")) for o in output], p.stderr
     return np.load(os.path.join(out, output + ".npy")), p.stderr
 
 

@@ -57,16 +57,7 @@ def build(name, data, idx, scales, feed_data=False, zp=None, sdt=np.float32, **a
 
 
 def run_rlx(path, feeds, device):
-    args = [RLX, "run", path, "--device", device, "--iters", "0", "--quiet"]
-    for k, v in feeds.items():
-        f = os.path.join(tmp, "%s_%s.npy" % (os.path.basename(path), k))
-        np.save(f, v)
-        args += ["--input", "%s=%s" % (k, f)]
-    out = os.path.join(tmp, "out_%s_%s" % (os.path.basename(path), device))
-    rc, so, se = R.run(args + ["--output-dir", out])
-    if rc != 0:
-        return None, (so + se).strip()[-600:]
-    return np.load(os.path.join(out, "y.npy")), ""
+    return R.run_output(RLX, path, feeds, device, tmp=tmp)
 
 
 def case(name, shape, idx, bs, sdt=np.float32, tol=0.0, devices=("cpu",), **attrs):

@@ -64,16 +64,7 @@ def ort_run(path, outs, feeds):
 
 
 def run_rlx(path, feeds, outs, device):
-    args = [RLX, "run", path, "--device", device, "--iters", "0", "--quiet"]
-    for k, v in feeds.items():
-        f = os.path.join(tmp, "%s_%s.npy" % (os.path.basename(path), k))
-        np.save(f, v)
-        args += ["--input", "%s=%s" % (k, f)]
-    out = os.path.join(tmp, "out_%s_%s" % (os.path.basename(path), device))
-    rc, so, se = R.run(args + ["--output-dir", out])
-    if rc != 0:
-        return None, (so + se).strip()[-600:]
-    return [np.load(os.path.join(out, o + ".npy")) for o in outs], ""
+    return R.run_output(RLX, path, feeds, device, tmp=tmp, output=list(outs))
 
 
 def case(name, ins, feeds, outs=("y",), ref=None, ref_model=None, tol=1e-5, devices=("cpu",), dyn=None,

@@ -98,18 +98,8 @@ def qdq_model(name, a_shape, K, N, bs, signed=True, zp=True, axis=0, raw=True, w
 
 
 def run_rlx(path, feeds, device, options=()):
-    args = [RLX, "run", path, "--device", device, "--iters", "0", "--quiet", "--option", "debug.fusion_report=1"]
-    for o in options:
-        args += ["--option", o]
-    for k, v in feeds.items():
-        f = os.path.join(tmp, "%s_%s.npy" % (os.path.basename(path), k))
-        np.save(f, v)
-        args += ["--input", "%s=%s" % (k, f)]
-    out = os.path.join(tmp, "out_%s_%s_%d" % (os.path.basename(path), device, len(options)))
-    rc, so, se = R.run(args + ["--output-dir", out])
-    if rc != 0:
-        return None, (so + se).strip()[-600:]
-    return np.load(os.path.join(out, "y.npy")), se
+    """y and the run's stderr (which has the fusion report)."""
+    return R.run_output(RLX, path, feeds, device, ("debug.fusion_report=1",) + tuple(options), tmp=tmp)
 
 
 def case(name, a_shape, K, N, bs, fires=True, devices=("cpu",), **kw):

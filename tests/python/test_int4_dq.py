@@ -67,18 +67,7 @@ def save(m, name, external=False):
 
 
 def run_rlx(path, feeds, device, outs, options=()):
-    args = [RLX, "run", path, "--device", device, "--iters", "0", "--quiet"]
-    for o in options:
-        args += ["--option", o]
-    for k, v in feeds.items():
-        f = os.path.join(tmp, "%s_%s.npy" % (os.path.basename(path), k))
-        np.save(f, v)
-        args += ["--input", "%s=%s" % (k, f)]
-    out = os.path.join(tmp, "out_%s_%s" % (os.path.basename(path), device))
-    rc, so, se = R.run(args + ["--output-dir", out])
-    if rc != 0:
-        return None, (so + se).strip()[-600:]
-    return [np.load(os.path.join(out, o + ".npy")) for o in outs], ""
+    return R.run_output(RLX, path, feeds, device, options, tmp=tmp, output=list(outs))
 
 
 def case(name, shape, signed, scale_shape, zp=True, raw=True, constant_node=False, external=False, devices=("cpu",),
