@@ -141,14 +141,7 @@ static void try_form(WGPUInstance inst, WGPUDevice dev, const form *f, unsigned 
     wgpuCommandEncoderCopyBufferToBuffer(enc, buf[2], 0, rb, 0, 1024);
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
     wm_waiter sc;
-    memset(&sc, 0, sizeof sc);
-    WGPUPopErrorScopeCallbackInfo pc;
-    memset(&pc, 0, sizeof pc);
-    pc.mode = WGPUCallbackMode_AllowProcessEvents;
-    pc.callback = wm_on_scope;
-    pc.userdata1 = &sc;
-    wgpuDevicePopErrorScope(dev, pc);
-    wm_wait(inst, dev, &sc);
+    wm_pop_scope(inst, dev, &sc);
     if (sc.status != WGPUErrorType_NoError) {
         printf("compiled, but recording failed: %s\n", sc.msg);
         return;

@@ -66,6 +66,19 @@ static inline void wm_wait(WGPUInstance inst, WGPUDevice dev, wm_waiter *w) {
     }
 }
 
+/* Pops the device's error scope into *sc (status 0: no error; else the
+ * message) and waits for the answer. */
+static inline void wm_pop_scope(WGPUInstance inst, WGPUDevice dev, wm_waiter *sc) {
+    memset(sc, 0, sizeof *sc);
+    WGPUPopErrorScopeCallbackInfo pc;
+    memset(&pc, 0, sizeof pc);
+    pc.mode = WGPUCallbackMode_AllowProcessEvents;
+    pc.callback = wm_on_scope;
+    pc.userdata1 = sc;
+    wgpuDevicePopErrorScope(dev, pc);
+    wm_wait(inst, dev, sc);
+}
+
 /* The high-performance adapter, or NULL (the reason on stderr, prefixed
  * with `tool`). */
 static inline WGPUAdapter wm_adapter(WGPUInstance inst, const char *tool) {
@@ -128,14 +141,7 @@ static inline WGPUComputePipeline wm_pipeline(WGPUInstance inst, WGPUDevice dev,
     pd.compute.entryPoint.length = WGPU_STRLEN;
     WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(dev, &pd);
     wm_waiter sc;
-    memset(&sc, 0, sizeof sc);
-    WGPUPopErrorScopeCallbackInfo pc;
-    memset(&pc, 0, sizeof pc);
-    pc.mode = WGPUCallbackMode_AllowProcessEvents;
-    pc.callback = wm_on_scope;
-    pc.userdata1 = &sc;
-    wgpuDevicePopErrorScope(dev, pc);
-    wm_wait(inst, dev, &sc);
+    wm_pop_scope(inst, dev, &sc);
     if (sm) wgpuShaderModuleRelease(sm);
     if (sc.status != WGPUErrorType_NoError || !pipe) {
         for (char *c = sc.msg; *c; c++)

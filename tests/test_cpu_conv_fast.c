@@ -1339,6 +1339,24 @@ static void test_conv_winograd_overflow(void) {
         }
 }
 
+
+/* rlx_nn_wino_wanted of a 3x3, stride 1, pad 1 Conv of c -> co channels on
+ * side x side maps, batch n, max_m the largest variant allowed. */
+static int wino_rule_of(int64_t side, int64_t c, int64_t co, int64_t n, int max_m) {
+    int64_t xd[4] = { n, c, side, side }, wd[4] = { co, c, 3, 3 };
+    int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", 2, k3);
+    attr_ints(&st, "strides", 2, ones);
+    attr_ints(&st, "pads", 4, pads);
+    rlx_node nd = make_node("Conv", 11, 2, 1, &st);
+    rlx_conv_geom g;
+    rlx_nn_sp3 sp;
+    CHECK_OK(rlx_conv_geom_resolve(&nd, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
+    rlx_nn_sp3_init(&g, &sp);
+    return rlx_nn_wino_wanted(&sp, (size_t)n, 1, (size_t)c, (size_t)co, max_m);
+}
+
 static void test_conv_winograd(void) {
     static const conv_case cases[] = {
         /* name, nsp, n, cin, cout, group, in (h, w), k, s, d, pb, pe, bias */
@@ -1453,20 +1471,9 @@ static void test_conv_winograd(void) {
          * the implicit GEMM: below) */
         int prev_lim = rlx_parallel_set_limit(2);
         for (size_t i = 0; i < ARRAY_LEN(rule); i++) {
-            int64_t xd[4] = { rule[i].n, rule[i].c, rule[i].side, rule[i].side }, wd[4] = { rule[i].co, rule[i].c, 3, 3 };
-            int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
-            node_attrs st = { .n = 0 };
-            attr_ints(&st, "kernel_shape", 2, k3);
-            attr_ints(&st, "strides", 2, ones);
-            attr_ints(&st, "pads", 4, pads);
-            rlx_node n = make_node("Conv", 11, 2, 1, &st);
-            rlx_conv_geom g;
-            rlx_nn_sp3 sp;
-            CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
-            rlx_nn_sp3_init(&g, &sp);
-            int got = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co, 4);
+            int got = wino_rule_of(rule[i].side, rule[i].c, rule[i].co, rule[i].n, 4);
             /* without cpu.winograd_f4x4 (the default): F(2x2)'s rule alone */
-            int got2 = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co, 2);
+            int got2 = wino_rule_of(rule[i].side, rule[i].c, rule[i].co, rule[i].n, 2);
             CHECK_MSG(got2 == rule[i].want2 && (got == 2 ? got2 == 2 : 1),
                       "Winograd shape rule without F(4x4): %lldx%lld C%lld->%lld batch %lld: %d, not %d",
                       (long long)rule[i].side, (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co,
@@ -1488,18 +1495,7 @@ static void test_conv_winograd(void) {
             rlx_parallel_set_limit(lims[li]);
             int t = rlx_parallel_threads();
             for (size_t i = 0; i < ARRAY_LEN(by_t); i++) {
-                int64_t xd[4] = { by_t[i].n, by_t[i].c, by_t[i].side, by_t[i].side }, wd[4] = { by_t[i].co, by_t[i].c, 3, 3 };
-                int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
-                node_attrs st = { .n = 0 };
-                attr_ints(&st, "kernel_shape", 2, k3);
-                attr_ints(&st, "strides", 2, ones);
-                attr_ints(&st, "pads", 4, pads);
-                rlx_node n = make_node("Conv", 11, 2, 1, &st);
-                rlx_conv_geom g;
-                rlx_nn_sp3 sp;
-                CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
-                rlx_nn_sp3_init(&g, &sp);
-                int got = rlx_nn_wino_wanted(&sp, (size_t)by_t[i].n, 1, (size_t)by_t[i].c, (size_t)by_t[i].co, 2);
+                int got = wino_rule_of(by_t[i].side, by_t[i].c, by_t[i].co, by_t[i].n, 2);
                 int want = t >= 8 && (by_t[i].c <= 32 || (by_t[i].c <= 64 && by_t[i].n >= 2)) ? 0 : 2;
                 CHECK_MSG(got == want, "Winograd rule at %d threads: %lldx%lld C%lld->%lld batch %lld: %d, not %d", t,
                           (long long)by_t[i].side, (long long)by_t[i].side, (long long)by_t[i].c,
