@@ -100,6 +100,12 @@ static bool pw_by_shape(bool direct, bool res, size_t kt, size_t cog, size_t sp)
      * 256->128 2298 -> 2141, 96->96 at 80x80 1505 -> 1312, 128->512 at
      * 28x28 with a residual 1124 -> 1072; but without one 128->512 983 ->
      * 1028, 256->128 547 -> 556 at 28x28 and 192->192 at 40x40 even */
+    /* From 12 threads only to K <= 128 there: the GEMM path splits better
+     * (the H100 machine's 16-core host, bench/conv_node wall us, min /
+     * median, 16 threads, 2026-12-07, pointwise -> GEMM: 256->128 at 56x56
+     * 201 / 229 -> 151 / 166, batch 8 256->64 647 / 718 -> 590 / 643; but
+     * 64->256 88 / 102 -> 105 / 117). The same bits either way. */
+    if (kt > 128 && rlx_parallel_threads() >= 12) return false;
     return direct && kt <= PW_MAX_K && (sp >= 3136 || (res && sp >= 784));
 }
 
