@@ -1688,6 +1688,18 @@ static rlx_status attn_mask(cx *c, int mask, const char *what, int t, rlx_dtype 
     return RLX_OK;
 }
 
+/* The unidirectional attribute of Attention, QAttention and
+ * MultiHeadAttention: onnxruntime reads 1 as causal and any other value as
+ * not, so values other than 0 and 1 are refused rather than guessed. */
+static rlx_status unidirectional(const cx *c, bool *causal) {
+    int64_t u = attr_i(c, "unidirectional");
+    if (u != 0 && u != 1)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unidirectional is %lld; it must be 0 or 1", c->label,
+                        (long long)u);
+    *causal = u == 1;
+    return RLX_OK;
+}
+
 /* Where the inputs of Attention and QAttention are (-1: the op has none). */
 typedef struct attn_io {
     int mask, past, attn_bias, past_len;
@@ -1711,6 +1723,8 @@ static rlx_status attention(cx *c, const attn_io *io) {
     }
     rlx_dtype dt = io->quant ? RLX_DTYPE_F32 : val(c, x)->dtype;
     int64_t nh = attr_i(c, "num_heads");
+    bool uni = false;
+    RLX_TRY(unidirectional(c, &uni));
     if (in_id(c, io->past) >= 0 || out_id(c, 1) >= 0 || (io->past_len >= 0 && in_id(c, io->past_len) >= 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: past / present state is not supported", c->label);
     if (attr_i(c, "do_rotary") || attr_i(c, "past_present_share_buffer"))
@@ -1763,13 +1777,13 @@ static rlx_status attention(cx *c, const attn_io *io) {
     RLX_TRY(k_scalar(c, dt, scale, &ks));
     RLX_TRY(op2(c, "Mul", sc, ks, -1, &sc));
     int t = -1;
-    if (in_id(c, io->mask) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
+    if (in_id(c, io->mask) >= 0 || uni) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
     if (in_id(c, io->mask) >= 0) {
         int m = -1;
         RLX_TRY(attn_mask(c, in_id(c, io->mask), "mask_index", t, dt, static_dim(c, x, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
-    if (attr_i(c, "unidirectional")) { /* key j > query i masked */
+    if (uni) { /* key j > query i masked */
         int kpos, qpos, fut, fk, zk, m;
         RLX_TRY(arange(c, t, &kpos));
         RLX_TRY(unsqueeze(c, kpos, 1, &qpos));
@@ -1828,6 +1842,8 @@ static rlx_status x_mha(cx *c) {
     if (nh <= 0 || nh > INT32_MAX)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: num_heads (%lld) must be positive, at most 2^31 - 1", c->label,
                         (long long)nh);
+    bool uni = false;
+    RLX_TRY(unidirectional(c, &uni));
     if (in_id(c, 8) >= 0)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: input past_sequence_length (a past / present buffer shared at "
                         "max_sequence_length) is not supported", c->label);
@@ -1972,7 +1988,7 @@ static rlx_status x_mha(cx *c) {
         RLX_TRY(attn_mask(c, kpm, "key_padding_mask", t, dt, static_dim(c, q, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
-    if (attr_i(c, "unidirectional")) { /* key j > query s + past masked */
+    if (uni) { /* key j > query s + past masked */
         int s, qpos, kpos, past, fut, fk, zk, m;
         RLX_TRY(dim_of(c, q, 2, RLX_DTYPE_I64, &s));
         RLX_TRY(arange(c, s, &qpos));

@@ -261,6 +261,7 @@ refused("bad_heads_huge", ["q", "k", "v"], qkv3, "num_heads", num_heads=2 ** 62,
 refused("bad_key_dtype", ["q", "k", "v"], dict(qkv3, k=k.astype(np.float16)), "key has dtype f16", code=I)
 refused("bad_packed_qkv_dyn", ["qkv"], dict(qkv=np.stack([q.reshape(B, S, N, Hd)] * 3, 3)), "static shape",
         dyn={"qkv": {2: "N"}}, code=U)
+refused("bad_unidirectional", ["q", "k", "v"], qkv3, "unidirectional is 2", unidirectional=2, code=I)
 refused("bad_bias_len", ["q", "k", "v", "b"], dict(qkv3, b=f32(2 * N * Hd)), "bias", code=I)
 path = build("bad_missing_heads", ["q", "k", "v"], ["y"], qkv3)
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])

@@ -509,6 +509,12 @@ path = build("bad_heads_huge", [node("GroupQueryAttention", ["x", "", "", "", ""
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc > 0 and "groupqueryattention" in se and "num_heads" in se and "INVALID_MODEL" in se,
         "num_heads of 2^62 fails as an invalid model naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+# unidirectional 2 ran causal; onnxruntime takes only 1 as causal
+path = build("bad_unidirectional", [node("Attention", ["x", "w"], ["y"], num_heads=2, unidirectional=2)],
+             {"x": f32(1, 3, 8)}, {"y": F}, {"w": f32(8, 24)})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc > 0 and "attention" in se and "unidirectional is 2" in se and "INVALID_MODEL" in se,
+        "Attention unidirectional 2 fails as an invalid model naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
 
 # ---------------------------------------------------------------- ONNX Attention-23
 # ONNX's own Attention (a function op), expanded like the contrib ops; the
