@@ -2099,7 +2099,7 @@ static rlx_status x_gather_bq(cx *c) {
                         "the last (has rank %d, gather_axis %lld, quantize_axis %lld)", c->label, r,
                         (long long)attr_i(c, "gather_axis"), (long long)attr_i(c, "quantize_axis"));
     if (bs < 16 || bs > (1 << 30) || (bs & (bs - 1)))
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size (%lld) must be a power of 2, at least 16", c->label,
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size (%lld) must be a power of 2 from 16 to 2^30", c->label,
                         (long long)bs);
     int64_t dims[RLX_MAX_RANK];
     for (int i = 0; i < r; i++) dims[i] = D->dims[i];
