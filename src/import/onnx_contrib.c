@@ -1833,6 +1833,40 @@ static bool dim_is(const cx *c, int id, int axis, int64_t want) {
     return d < 0 || want < 0 || d == want;
 }
 
+/* x with its dim `axis` held to ref's dim `raxis` (one_ok: or 1): refused
+ * now where both are static, else a Reshape to x's own shape with that dim
+ * replaced, which fails at run time unless they agree (the element counts
+ * differ). The expansion's Adds and MatMuls would broadcast a 1 in either
+ * of them, or a mask of another batch, into another output shape. */
+static rlx_status pin_dim(cx *c, int x, int axis, int ref, int raxis, bool one_ok, const char *what, int *out) {
+    *out = x;
+    int64_t d = static_dim(c, x, axis), w = static_dim(c, ref, raxis);
+    if (d >= 0 && (d == w || (one_ok && d == 1))) return RLX_OK;
+    const rlx_value *xv = val(c, x), *rv = val(c, ref);
+    int ax = axis < 0 ? axis + xv->rank : axis, rax = raxis < 0 ? raxis + rv->rank : raxis;
+    if (d < 0 && w < 0 && ax >= 0 && ax < xv->rank && rax >= 0 && rax < rv->rank && xv->syms[ax] >= 0 &&
+        xv->syms[ax] == rv->syms[rax])
+        return RLX_OK; /* one symbol: equal, as the graph takes it */
+    if (d >= 0 && w >= 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has %lld at axis %d, expected %lld%s", c->label, what,
+                        (long long)d, axis, (long long)w, one_ok && w != 1 ? " or 1" : "");
+    int r = val(c, x)->rank, sh, wd, parts[3], np = 0, tgt;
+    RLX_TRY(op1(c, "Shape", x, -1, &sh));
+    RLX_TRY(dim_of(c, ref, raxis, RLX_DTYPE_I64, &wd));
+    if (one_ok) { /* x's dim where it is 1 */
+        int dx, one, eq;
+        RLX_TRY(dim_of(c, x, axis, RLX_DTYPE_I64, &dx));
+        RLX_TRY(k_scalar(c, RLX_DTYPE_I64, 1, &one));
+        RLX_TRY(op2(c, "Equal", dx, one, -1, &eq));
+        RLX_TRY(emit(c, 0, "Where", (int[]){ eq, one, wd }, 3, NULL, 0, -1, &wd));
+    }
+    if (axis > 0) RLX_TRY(slice(c, sh, 0, 0, axis, 1, &parts[np++]));
+    RLX_TRY(unsqueeze(c, wd, 0, &parts[np++]));
+    if (axis < r - 1) RLX_TRY(slice(c, sh, 0, axis + 1, r, 1, &parts[np++]));
+    RLX_TRY(concat(c, parts, np, 0, -1, &tgt));
+    return op2(c, "Reshape", x, tgt, -1, out);
+}
+
 /* MultiHeadAttention: see the row's text. Inputs: query, key, value, bias,
  * key_padding_mask, attention_bias, past_key, past_value,
  * past_sequence_length, cache_indirection; outputs: output, present_key,
@@ -1961,6 +1995,9 @@ static rlx_status x_mha(cx *c) {
         RLX_TRY(transpose(c, k, bnsh, 4, -1, &k));
         RLX_TRY(transpose(c, v, bnsh, 4, -1, &v));
     }
+    /* [B, N, S or L, H] now; after the checks of their static dims above */
+    RLX_TRY(pin_dim(c, k, 0, q, 0, false, "key's batch", &k));
+    RLX_TRY(pin_dim(c, v, 0, q, 0, false, "value's batch", &v));
     int r;
     if (pk >= 0) {
         RLX_TRY(concat(c, (int[]){ pk, k }, 2, 2, out_id(c, 1), &k));
@@ -1984,6 +2021,10 @@ static rlx_status x_mha(cx *c) {
         if (mr > 1 && ml >= 0 && tl >= 0 && ml != tl)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: key_padding_mask's last dim (%lld) is not the total "
                             "sequence length (%lld: past + kv_sequence)", c->label, (long long)ml, (long long)tl);
+        /* q [B, N, S, H], k [B, N, T, H] here */
+        RLX_TRY(pin_dim(c, kpm, 0, q, 0, false, "key_padding_mask's batch", &kpm));
+        if (mr == 3) RLX_TRY(pin_dim(c, kpm, 1, q, 2, false, "key_padding_mask's sequence", &kpm));
+        if (mr > 1) RLX_TRY(pin_dim(c, kpm, mr - 1, k, 2, false, "key_padding_mask's total sequence", &kpm));
         int m;
         RLX_TRY(attn_mask(c, kpm, "key_padding_mask", t, dt, static_dim(c, q, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
@@ -2007,6 +2048,10 @@ static rlx_status x_mha(cx *c) {
         if (val(c, ab)->rank != 4)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attention_bias must have rank 4 (batch or 1, num_heads or 1, "
                             "sequence, total_sequence)", c->label);
+        RLX_TRY(pin_dim(c, ab, 0, q, 0, true, "attention_bias's batch", &ab));
+        RLX_TRY(pin_dim(c, ab, 1, q, 1, true, "attention_bias's heads", &ab));
+        RLX_TRY(pin_dim(c, ab, 2, q, 2, false, "attention_bias's sequence", &ab));
+        RLX_TRY(pin_dim(c, ab, 3, k, 2, false, "attention_bias's total sequence", &ab));
         RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
     }
     int p;
