@@ -1688,6 +1688,40 @@ static rlx_status attn_mask(cx *c, int mask, const char *what, int t, rlx_dtype 
     return RLX_OK;
 }
 
+/* x with its dim `axis` held to ref's dim `raxis` (one_ok: or 1): refused
+ * now where both are static, else a Reshape to x's own shape with that dim
+ * replaced, which fails at run time unless they agree (the element counts
+ * differ). The expansion's Adds and MatMuls would broadcast a 1 in either
+ * of them, or a mask of another batch, into another output shape. */
+static rlx_status pin_dim(cx *c, int x, int axis, int ref, int raxis, bool one_ok, const char *what, int *out) {
+    *out = x;
+    int64_t d = static_dim(c, x, axis), w = static_dim(c, ref, raxis);
+    if (d >= 0 && (d == w || (one_ok && d == 1))) return RLX_OK;
+    const rlx_value *xv = val(c, x), *rv = val(c, ref);
+    int ax = axis < 0 ? axis + xv->rank : axis, rax = raxis < 0 ? raxis + rv->rank : raxis;
+    if (d < 0 && w < 0 && ax >= 0 && ax < xv->rank && rax >= 0 && rax < rv->rank && xv->syms[ax] >= 0 &&
+        xv->syms[ax] == rv->syms[rax])
+        return RLX_OK; /* one symbol: equal, as the graph takes it */
+    if (d >= 0 && w >= 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has %lld at axis %d, expected %lld%s", c->label, what,
+                        (long long)d, axis, (long long)w, one_ok && w != 1 ? " or 1" : "");
+    int r = val(c, x)->rank, sh, wd, parts[3], np = 0, tgt;
+    RLX_TRY(op1(c, "Shape", x, -1, &sh));
+    RLX_TRY(dim_of(c, ref, raxis, RLX_DTYPE_I64, &wd));
+    if (one_ok) { /* x's dim where it is 1 */
+        int dx, one, eq;
+        RLX_TRY(dim_of(c, x, axis, RLX_DTYPE_I64, &dx));
+        RLX_TRY(k_scalar(c, RLX_DTYPE_I64, 1, &one));
+        RLX_TRY(op2(c, "Equal", dx, one, -1, &eq));
+        RLX_TRY(emit(c, 0, "Where", (int[]){ eq, one, wd }, 3, NULL, 0, -1, &wd));
+    }
+    if (axis > 0) RLX_TRY(slice(c, sh, 0, 0, axis, 1, &parts[np++]));
+    RLX_TRY(unsqueeze(c, wd, 0, &parts[np++]));
+    if (axis < r - 1) RLX_TRY(slice(c, sh, 0, axis + 1, r, 1, &parts[np++]));
+    RLX_TRY(concat(c, parts, np, 0, -1, &tgt));
+    return op2(c, "Reshape", x, tgt, -1, out);
+}
+
 /* The unidirectional attribute of Attention, QAttention and
  * MultiHeadAttention: onnxruntime reads 1 as causal and any other value as
  * not, so values other than 0 and 1 are refused rather than guessed. */
@@ -1779,8 +1813,11 @@ static rlx_status attention(cx *c, const attn_io *io) {
     int t = -1;
     if (in_id(c, io->mask) >= 0 || uni) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
     if (in_id(c, io->mask) >= 0) {
-        int m = -1;
-        RLX_TRY(attn_mask(c, in_id(c, io->mask), "mask_index", t, dt, static_dim(c, x, 0), &m));
+        int m = -1, mi = in_id(c, io->mask), mr = val(c, mi)->rank;
+        /* a mask of another batch broadcast into the scores' batch (1-D: the lengths form; other lengths
+         * are refused where static) */
+        if (mr >= 1 && mr <= 3) RLX_TRY(pin_dim(c, mi, 0, x, 0, false, "mask_index's batch", &mi));
+        RLX_TRY(attn_mask(c, mi, "mask_index", t, dt, static_dim(c, x, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
     if (uni) { /* key j > query i masked */
@@ -1794,6 +1831,7 @@ static rlx_status attention(cx *c, const attn_io *io) {
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
     int ab = io->attn_bias >= 0 ? in_id(c, io->attn_bias) : -1;
+    if (ab >= 0 && val(c, ab)->rank == 4) RLX_TRY(pin_dim(c, ab, 0, x, 0, true, "attention_bias's batch", &ab));
     if (ab >= 0) RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
     int p;
     RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
@@ -1831,40 +1869,6 @@ static rlx_status unpack_heads(cx *c, int x, int n, int64_t nh, int64_t hd, int 
 static bool dim_is(const cx *c, int id, int axis, int64_t want) {
     int64_t d = static_dim(c, id, axis);
     return d < 0 || want < 0 || d == want;
-}
-
-/* x with its dim `axis` held to ref's dim `raxis` (one_ok: or 1): refused
- * now where both are static, else a Reshape to x's own shape with that dim
- * replaced, which fails at run time unless they agree (the element counts
- * differ). The expansion's Adds and MatMuls would broadcast a 1 in either
- * of them, or a mask of another batch, into another output shape. */
-static rlx_status pin_dim(cx *c, int x, int axis, int ref, int raxis, bool one_ok, const char *what, int *out) {
-    *out = x;
-    int64_t d = static_dim(c, x, axis), w = static_dim(c, ref, raxis);
-    if (d >= 0 && (d == w || (one_ok && d == 1))) return RLX_OK;
-    const rlx_value *xv = val(c, x), *rv = val(c, ref);
-    int ax = axis < 0 ? axis + xv->rank : axis, rax = raxis < 0 ? raxis + rv->rank : raxis;
-    if (d < 0 && w < 0 && ax >= 0 && ax < xv->rank && rax >= 0 && rax < rv->rank && xv->syms[ax] >= 0 &&
-        xv->syms[ax] == rv->syms[rax])
-        return RLX_OK; /* one symbol: equal, as the graph takes it */
-    if (d >= 0 && w >= 0)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has %lld at axis %d, expected %lld%s", c->label, what,
-                        (long long)d, axis, (long long)w, one_ok && w != 1 ? " or 1" : "");
-    int r = val(c, x)->rank, sh, wd, parts[3], np = 0, tgt;
-    RLX_TRY(op1(c, "Shape", x, -1, &sh));
-    RLX_TRY(dim_of(c, ref, raxis, RLX_DTYPE_I64, &wd));
-    if (one_ok) { /* x's dim where it is 1 */
-        int dx, one, eq;
-        RLX_TRY(dim_of(c, x, axis, RLX_DTYPE_I64, &dx));
-        RLX_TRY(k_scalar(c, RLX_DTYPE_I64, 1, &one));
-        RLX_TRY(op2(c, "Equal", dx, one, -1, &eq));
-        RLX_TRY(emit(c, 0, "Where", (int[]){ eq, one, wd }, 3, NULL, 0, -1, &wd));
-    }
-    if (axis > 0) RLX_TRY(slice(c, sh, 0, 0, axis, 1, &parts[np++]));
-    RLX_TRY(unsqueeze(c, wd, 0, &parts[np++]));
-    if (axis < r - 1) RLX_TRY(slice(c, sh, 0, axis + 1, r, 1, &parts[np++]));
-    RLX_TRY(concat(c, parts, np, 0, -1, &tgt));
-    return op2(c, "Reshape", x, tgt, -1, out);
 }
 
 /* MultiHeadAttention: see the row's text. Inputs: query, key, value, bias,
