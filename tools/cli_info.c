@@ -445,7 +445,16 @@ int cli_cmd_info(int argc, char **argv) {
             if (!eq || eq == opt) return cli_usage_error("info", "bad --shape '%s': expected NAME=DxDx..., e.g. x=1x3x224x224", opt);
             if (n_shapes == RLX_PLAN_MAX_SHAPES) return cli_usage_error("info", "too many --shape options");
             plan_shape *ps = &shapes[n_shapes];
-            snprintf(ps->name, sizeof ps->name, "%.*s", (int)(eq - opt), opt);
+            size_t len = (size_t)(eq - opt);
+            /* a longer name would be cut to another input's, or to none */
+            if (len >= sizeof ps->name)
+                return cli_usage_error("info", "--shape names an input of %zu bytes (at most %zu)", len,
+                                       sizeof ps->name - 1);
+            snprintf(ps->name, sizeof ps->name, "%.*s", (int)len, opt);
+            /* as rlx run: the second would win silently */
+            for (size_t k = 0; k < n_shapes; k++)
+                if (strcmp(shapes[k].name, ps->name) == 0)
+                    return cli_usage_error("info", "--shape given twice for '%s'", ps->name);
             char why[160];
             if (!cli_parse_shape(eq + 1, ps->dims, &ps->rank, why, sizeof why))
                 return cli_usage_error("info", "bad --shape '%s': %s", opt, why);

@@ -1688,6 +1688,52 @@ static rlx_status attn_mask(cx *c, int mask, const char *what, int t, rlx_dtype 
     return RLX_OK;
 }
 
+/* x with its dim `axis` held to ref's dim `raxis` (one_ok: or 1): refused
+ * now where both are static, else a Reshape to x's own shape with that dim
+ * replaced, which fails at run time unless they agree (the element counts
+ * differ). The expansion's Adds and MatMuls would broadcast a 1 in either
+ * of them, or a mask of another batch, into another output shape. */
+static rlx_status pin_dim(cx *c, int x, int axis, int ref, int raxis, bool one_ok, const char *what, int *out) {
+    *out = x;
+    int64_t d = static_dim(c, x, axis), w = static_dim(c, ref, raxis);
+    if (d >= 0 && (d == w || (one_ok && d == 1))) return RLX_OK;
+    const rlx_value *xv = val(c, x), *rv = val(c, ref);
+    int ax = axis < 0 ? axis + xv->rank : axis, rax = raxis < 0 ? raxis + rv->rank : raxis;
+    if (d < 0 && w < 0 && ax >= 0 && ax < xv->rank && rax >= 0 && rax < rv->rank && xv->syms[ax] >= 0 &&
+        xv->syms[ax] == rv->syms[rax])
+        return RLX_OK; /* one symbol: equal, as the graph takes it */
+    if (d >= 0 && w >= 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has %lld at axis %d, expected %lld%s", c->label, what,
+                        (long long)d, axis, (long long)w, one_ok && w != 1 ? " or 1" : "");
+    int r = val(c, x)->rank, sh, wd, parts[3], np = 0, tgt;
+    RLX_TRY(op1(c, "Shape", x, -1, &sh));
+    RLX_TRY(dim_of(c, ref, raxis, RLX_DTYPE_I64, &wd));
+    if (one_ok) { /* x's dim where it is 1 */
+        int dx, one, eq;
+        RLX_TRY(dim_of(c, x, axis, RLX_DTYPE_I64, &dx));
+        RLX_TRY(k_scalar(c, RLX_DTYPE_I64, 1, &one));
+        RLX_TRY(op2(c, "Equal", dx, one, -1, &eq));
+        RLX_TRY(emit(c, 0, "Where", (int[]){ eq, one, wd }, 3, NULL, 0, -1, &wd));
+    }
+    if (axis > 0) RLX_TRY(slice(c, sh, 0, 0, axis, 1, &parts[np++]));
+    RLX_TRY(unsqueeze(c, wd, 0, &parts[np++]));
+    if (axis < r - 1) RLX_TRY(slice(c, sh, 0, axis + 1, r, 1, &parts[np++]));
+    RLX_TRY(concat(c, parts, np, 0, -1, &tgt));
+    return op2(c, "Reshape", x, tgt, -1, out);
+}
+
+/* The unidirectional attribute of Attention, QAttention and
+ * MultiHeadAttention: onnxruntime reads 1 as causal and any other value as
+ * not, so values other than 0 and 1 are refused rather than guessed. */
+static rlx_status unidirectional(const cx *c, bool *causal) {
+    int64_t u = attr_i(c, "unidirectional");
+    if (u != 0 && u != 1)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unidirectional is %lld; it must be 0 or 1", c->label,
+                        (long long)u);
+    *causal = u == 1;
+    return RLX_OK;
+}
+
 /* Where the inputs of Attention and QAttention are (-1: the op has none). */
 typedef struct attn_io {
     int mask, past, attn_bias, past_len;
@@ -1711,6 +1757,8 @@ static rlx_status attention(cx *c, const attn_io *io) {
     }
     rlx_dtype dt = io->quant ? RLX_DTYPE_F32 : val(c, x)->dtype;
     int64_t nh = attr_i(c, "num_heads");
+    bool uni = false;
+    RLX_TRY(unidirectional(c, &uni));
     if (in_id(c, io->past) >= 0 || out_id(c, 1) >= 0 || (io->past_len >= 0 && in_id(c, io->past_len) >= 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: past / present state is not supported", c->label);
     if (attr_i(c, "do_rotary") || attr_i(c, "past_present_share_buffer"))
@@ -1763,13 +1811,16 @@ static rlx_status attention(cx *c, const attn_io *io) {
     RLX_TRY(k_scalar(c, dt, scale, &ks));
     RLX_TRY(op2(c, "Mul", sc, ks, -1, &sc));
     int t = -1;
-    if (in_id(c, io->mask) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
+    if (in_id(c, io->mask) >= 0 || uni) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
     if (in_id(c, io->mask) >= 0) {
-        int m = -1;
-        RLX_TRY(attn_mask(c, in_id(c, io->mask), "mask_index", t, dt, static_dim(c, x, 0), &m));
+        int m = -1, mi = in_id(c, io->mask), mr = val(c, mi)->rank;
+        /* a mask of another batch broadcast into the scores' batch (1-D: the lengths form; other lengths
+         * are refused where static) */
+        if (mr >= 1 && mr <= 3) RLX_TRY(pin_dim(c, mi, 0, x, 0, false, "mask_index's batch", &mi));
+        RLX_TRY(attn_mask(c, mi, "mask_index", t, dt, static_dim(c, x, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
-    if (attr_i(c, "unidirectional")) { /* key j > query i masked */
+    if (uni) { /* key j > query i masked */
         int kpos, qpos, fut, fk, zk, m;
         RLX_TRY(arange(c, t, &kpos));
         RLX_TRY(unsqueeze(c, kpos, 1, &qpos));
@@ -1780,6 +1831,7 @@ static rlx_status attention(cx *c, const attn_io *io) {
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
     int ab = io->attn_bias >= 0 ? in_id(c, io->attn_bias) : -1;
+    if (ab >= 0 && val(c, ab)->rank == 4) RLX_TRY(pin_dim(c, ab, 0, x, 0, true, "attention_bias's batch", &ab));
     if (ab >= 0) RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
     int p;
     RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
@@ -1828,6 +1880,8 @@ static rlx_status x_mha(cx *c) {
     if (nh <= 0 || nh > INT32_MAX)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: num_heads (%lld) must be positive, at most 2^31 - 1", c->label,
                         (long long)nh);
+    bool uni = false;
+    RLX_TRY(unidirectional(c, &uni));
     if (in_id(c, 8) >= 0)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: input past_sequence_length (a past / present buffer shared at "
                         "max_sequence_length) is not supported", c->label);
@@ -1945,6 +1999,9 @@ static rlx_status x_mha(cx *c) {
         RLX_TRY(transpose(c, k, bnsh, 4, -1, &k));
         RLX_TRY(transpose(c, v, bnsh, 4, -1, &v));
     }
+    /* [B, N, S or L, H] now; after the checks of their static dims above */
+    RLX_TRY(pin_dim(c, k, 0, q, 0, false, "key's batch", &k));
+    RLX_TRY(pin_dim(c, v, 0, q, 0, false, "value's batch", &v));
     int r;
     if (pk >= 0) {
         RLX_TRY(concat(c, (int[]){ pk, k }, 2, 2, out_id(c, 1), &k));
@@ -1968,11 +2025,15 @@ static rlx_status x_mha(cx *c) {
         if (mr > 1 && ml >= 0 && tl >= 0 && ml != tl)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: key_padding_mask's last dim (%lld) is not the total "
                             "sequence length (%lld: past + kv_sequence)", c->label, (long long)ml, (long long)tl);
+        /* q [B, N, S, H], k [B, N, T, H] here */
+        RLX_TRY(pin_dim(c, kpm, 0, q, 0, false, "key_padding_mask's batch", &kpm));
+        if (mr == 3) RLX_TRY(pin_dim(c, kpm, 1, q, 2, false, "key_padding_mask's sequence", &kpm));
+        if (mr > 1) RLX_TRY(pin_dim(c, kpm, mr - 1, k, 2, false, "key_padding_mask's total sequence", &kpm));
         int m;
         RLX_TRY(attn_mask(c, kpm, "key_padding_mask", t, dt, static_dim(c, q, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
-    if (attr_i(c, "unidirectional")) { /* key j > query s + past masked */
+    if (uni) { /* key j > query s + past masked */
         int s, qpos, kpos, past, fut, fk, zk, m;
         RLX_TRY(dim_of(c, q, 2, RLX_DTYPE_I64, &s));
         RLX_TRY(arange(c, s, &qpos));
@@ -1991,6 +2052,10 @@ static rlx_status x_mha(cx *c) {
         if (val(c, ab)->rank != 4)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attention_bias must have rank 4 (batch or 1, num_heads or 1, "
                             "sequence, total_sequence)", c->label);
+        RLX_TRY(pin_dim(c, ab, 0, q, 0, true, "attention_bias's batch", &ab));
+        RLX_TRY(pin_dim(c, ab, 1, q, 1, true, "attention_bias's heads", &ab));
+        RLX_TRY(pin_dim(c, ab, 2, q, 2, false, "attention_bias's sequence", &ab));
+        RLX_TRY(pin_dim(c, ab, 3, k, 2, false, "attention_bias's total sequence", &ab));
         RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
     }
     int p;
@@ -2083,7 +2148,7 @@ static rlx_status x_gather_bq(cx *c) {
                         "the last (has rank %d, gather_axis %lld, quantize_axis %lld)", c->label, r,
                         (long long)attr_i(c, "gather_axis"), (long long)attr_i(c, "quantize_axis"));
     if (bs < 16 || bs > (1 << 30) || (bs & (bs - 1)))
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size (%lld) must be a power of 2, at least 16", c->label,
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size (%lld) must be a power of 2 from 16 to 2^30", c->label,
                         (long long)bs);
     int64_t dims[RLX_MAX_RANK];
     for (int i = 0; i < r; i++) dims[i] = D->dims[i];

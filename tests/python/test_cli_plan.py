@@ -92,7 +92,11 @@ for args, needle in ((["--shape", "x=2x1000"], "only apply with --plan"),
                      (["--top", "5"], "only apply with --plan"),
                      (["--plan", "--shape", "q=2x1000"], "not a graph input"),
                      (["--plan", "--shape", "x=2xz"], "bad --shape"),
-                     (["--plan", "--top", "-1"], "bad --top")):
+                     (["--plan", "--top", "-1"], "bad --top"),
+                     # the second shape of an input won silently (rlx run refuses it)
+                     (["--plan", "--shape", "x=2x1000", "--shape", "x=8x1000"], "--shape given twice for 'x'"),
+                     # a name past 255 bytes was cut short to look up
+                     (["--plan", "--shape", "x" * 300 + "=2x1000"], "input of 300 bytes")):
     rc, so, se = rlx("info", path, *args)
     C.check(rc == 2 and se.startswith("rlx: error: ") and needle in se, "%s: exit %d, %r" % (args, rc, se))
 # a shape that contradicts the model's static dim

@@ -108,6 +108,9 @@ refused("bad_zero_points", ("'gbq'", "zero_points"), zp=np.full((8, 1), 0x88, np
 refused("bad_gather_axis", ("'gbq'", "gather_axis"), block_size=16, gather_axis=1)
 refused("bad_quantize_axis", ("'gbq'", "quantize_axis"), block_size=16, quantize_axis=0)
 refused("bad_block_size", ("'gbq'", "block_size"), block_size=8)
+# a power of 2 past the limit was refused as "must be a power of 2, at least 16"
+refused("bad_block_huge", ("'gbq'", "power of 2 from 16 to 2^30"), block_size=2 ** 40,
+        scales=rng.uniform(0.01, 0.5, (8, 1)).astype(np.float32))
 refused("bad_block_default", ("'gbq'", "scales"))  # block_size 128 against scales of blocks of 16
 refused("bad_runtime_data", ("'gbq'", "constant"), feed_data=True, block_size=16)
 refused("bad_index_float", ("'gbq'", "indices"), idx=np.array([1.0], np.float32), block_size=16)

@@ -252,7 +252,44 @@ refused("bad_heads_huge", ["q", "k", "v"], qkv3, "num_heads", num_heads=2 ** 62,
 refused("bad_key_dtype", ["q", "k", "v"], dict(qkv3, k=k.astype(np.float16)), "key has dtype f16", code=I)
 refused("bad_packed_qkv_dyn", ["qkv"], dict(qkv=np.stack([q.reshape(B, S, N, Hd)] * 3, 3)), "static shape",
         dyn={"qkv": {2: "N"}}, code=U)
+refused("bad_unidirectional", ["q", "k", "v"], qkv3, "unidirectional is 2", unidirectional=2, code=I)
 refused("bad_bias_len", ["q", "k", "v", "b"], dict(qkv3, b=f32(2 * N * Hd)), "bias", code=I)
+# batches and lengths that the expansion's Adds and MatMuls broadcast: a mask,
+# attention_bias, key or value of batch 2 against a query of batch 1 gave an
+# output of batch 2 (onnxruntime refuses them). Static: refused at load.
+q1, k1, v1 = f32(1, S, N * Hd), f32(1, L, N * Hd), f32(1, L, N * Hd)
+refused("bad_mask_batch", ["q", "k", "v", "", "m"], dict(q=q1, k=k1, v=v1, m=np.ones((2, L), np.int32)),
+        "key_padding_mask's batch has 2", code=I)
+refused("bad_bias_batch", ["q", "k", "v", "", "", "ab"], dict(q=q1, k=k1, v=v1, ab=f32(2, N, S, L)),
+        "attention_bias's batch has 2 at axis 0, expected 1", code=I)
+refused("bad_bias_seq", ["q", "k", "v", "", "", "ab"], dict(q=q1, k=k1, v=v1, ab=f32(1, N, 1, L)),
+        "attention_bias's sequence has 1", code=I)
+refused("bad_key_batch", ["q", "k", "v"], dict(q=f32(2, S, N * Hd), k=k1, v=v1), "key's batch has 1", code=I)
+
+
+# dynamic: the first run fails, naming the shapes
+def refused_at_run(name, ins, feeds, dyn):
+    if ONLY and not name.startswith(ONLY):
+        return
+    got, err = run_rlx(build(name, ins, ["y"], feeds, dyn, num_heads=N), feeds, ["y"], "cpu")
+    C.check(got is None and "does not accept the input shapes" in err,
+            "%s fails its run (%s)" % (name, err if got is None else "ran: y %s" % (got[0].shape,)))
+    print("%-30s refused at run: %s" % (name, err.splitlines()[-1][-150:] if err else "(nothing)"))
+
+
+refused_at_run("bad_mask_lengths_dyn", ["q", "k", "v", "", "m"], dict(q=q1, k=k1, v=v1, m=np.array([1, 2, 3], np.int32)),
+               {"m": {0: "M"}})
+refused_at_run("bad_mask_batch_dyn", ["q", "k", "v", "", "m"], dict(q=q1, k=k1, v=v1, m=np.ones((2, L), np.int32)),
+               {"m": {0: "M"}})
+refused_at_run("bad_mask_3d_seq_dyn", ["q", "k", "v", "", "m"], dict(q=q1, k=k1, v=v1, m=np.ones((1, 1, L), np.int32)),
+               {"m": {1: "M"}})
+refused_at_run("bad_bias_batch_dyn", ["q", "k", "v", "", "", "ab"], dict(q=q1, k=k1, v=v1, ab=f32(2, N, S, L)),
+               {"ab": {0: "X"}})
+refused_at_run("bad_key_batch_dyn", ["q", "k", "v"], dict(q=f32(2, S, N * Hd), k=k1, v=v1),
+               {"q": {0: "B"}, "k": {0: "B2"}, "v": {0: "B2"}})
+# batches under two symbols that agree at run time still run
+case("mha_two_batch_symbols", ["q", "k", "v", "", "m"], dict(q=q, k=k, v=v, m=np.array([2, 5], np.int32)), num_heads=N,
+     dyn={"q": {0: "B"}, "k": {0: "B2"}, "v": {0: "B3"}, "m": {0: "B4"}})
 path = build("bad_missing_heads", ["q", "k", "v"], ["y"], qkv3)
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc > 0 and "'mha'" in se and "num_heads" in se,

@@ -509,6 +509,35 @@ path = build("bad_heads_huge", [node("GroupQueryAttention", ["x", "", "", "", ""
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc > 0 and "groupqueryattention" in se and "num_heads" in se and "INVALID_MODEL" in se,
         "num_heads of 2^62 fails as an invalid model naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+# unidirectional 2 ran causal; onnxruntime takes only 1 as causal
+path = build("bad_unidirectional", [node("Attention", ["x", "w"], ["y"], num_heads=2, unidirectional=2)],
+             {"x": f32(1, 3, 8)}, {"y": F}, {"w": f32(8, 24)})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc > 0 and "attention" in se and "unidirectional is 2" in se and "INVALID_MODEL" in se,
+        "Attention unidirectional 2 fails as an invalid model naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+# a mask_index or attention_bias of batch 2 against an input of batch 1 was
+# broadcast into an output of batch 2 (onnxruntime refuses them): refused at
+# load where static, the run fails where the mask's batch is dynamic
+att_w = {"w": f32(8, 24)}
+path = build("bad_mask_batch", [node("Attention", ["x", "w", "", "m"], ["y"], num_heads=2)],
+             {"x": f32(1, 3, 8), "m": np.ones((2, 3), np.int32)}, {"y": F}, att_w)
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc > 0 and "attention" in se and "mask_index's batch has 2 at axis 0, expected 1" in se,
+        "Attention mask_index of batch 2 for batch 1 fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+path = build("bad_bias_batch", [node("Attention", ["x", "w", "", "", "", "ab"], ["y"], num_heads=2)],
+             {"x": f32(1, 3, 8), "ab": f32(2, 2, 3, 3)}, {"y": F}, att_w)
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc > 0 and "attention" in se and "attention_bias's batch has 2" in se,
+        "Attention attention_bias of batch 2 for batch 1 fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+feeds = {"x": f32(1, 3, 8), "m": np.array([1, 2, 3], np.int32)}
+path = build("bad_mask_batch_dyn", [node("Attention", ["x", "w", "", "m"], ["y"], num_heads=2)], feeds, {"y": F}, att_w)
+mdl = onnx.load(path)
+mdl.graph.input[1].type.tensor_type.shape.dim[0].dim_param = "M"
+onnx.save(mdl, path)
+got, err = run_rlx(path, feeds, ["y"], "cpu")
+C.check(got is None and "does not accept the input shapes" in err,
+        "Attention dynamic mask_index of 3 lengths for batch 1 fails its run (%s)"
+        % (err if got is None else "ran: y %s" % (got[0].shape,)))
 
 # ---------------------------------------------------------------- ONNX Attention-23
 # ONNX's own Attention (a function op), expanded like the contrib ops; the
