@@ -626,22 +626,27 @@ static void test_global_pools(void) {
         free(xv);
         rlx_tensor_destroy(x);
     }
-    /* empty spatial dims: GlobalAveragePool gives 0, as ReduceMean over
-     * them (it was NaN, 0/0), on the reference and the fast path */
+    /* empty spatial dims: GlobalAveragePool gives 0 and GlobalMaxPool -inf,
+     * as ReduceMean and ReduceMax over them (they were NaN, 0/0, and
+     * -FLT_MAX), GlobalLpPool 0, on the reference and the fast path */
     int64_t de[3] = { 2, 3, 0 }, ye[3] = { 2, 3, 1 };
     rlx_tensor *xe = test_tensor(RLX_DTYPE_F32, 3, de);
     const rlx_tensor *ine[1] = { xe };
-    for (int folded = 0; folded < 2; folded++) { /* a constant input: folded by the reference */
-        int konst[1] = { folded };
-        rlx_tensor **oe = run_op("GlobalAveragePool", 22, 1, ine, konst, 1, 0, NULL);
-        if (oe) {
-            CHECK_MSG(has_shape(oe[0], 3, ye), "GlobalAveragePool of empty planes: output shape");
-            int bad = 0;
-            for (size_t i = 0; i < 6; i++) bad += ((const float *)oe[0]->data)[i] != 0.0f;
-            CHECK_MSG(bad == 0, "GlobalAveragePool of empty planes (folded %d): %d of 6 are not 0", folded, bad);
+    static const float want_e[3] = { 0.0f, -INFINITY, 0.0f };
+    rlx_attr p2 = RLX_ATTR_I("p", 2);
+    for (int op = 0; op < 3; op++)
+        for (int folded = 0; folded < 2; folded++) { /* a constant input: folded by the reference */
+            int konst[1] = { folded };
+            rlx_tensor **oe = run_op(ops[op], 22, 1, ine, konst, 1, op == 2 ? 1 : 0, &p2);
+            if (oe) {
+                CHECK_MSG(has_shape(oe[0], 3, ye), "%s of empty planes: output shape", ops[op]);
+                int bad = 0;
+                for (size_t i = 0; i < 6; i++) bad += ((const float *)oe[0]->data)[i] != want_e[op];
+                CHECK_MSG(bad == 0, "%s of empty planes (folded %d): %d of 6 are not %g", ops[op], folded, bad,
+                          (double)want_e[op]);
+            }
+            test_free_outputs(oe, 1);
         }
-        test_free_outputs(oe, 1);
-    }
     rlx_tensor_destroy(xe);
 }
 

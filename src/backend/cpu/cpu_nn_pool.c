@@ -6,9 +6,9 @@
  * (AveragePool with count_include_pad=1; taps past the end padding, which
  * ceil_mode can create, never count). Semantics: ONNX MaxPool-12/22,
  * AveragePool-19/22, LpPool-18/22, GlobalAveragePool/GlobalMaxPool-1/22,
- * GlobalLpPool-2/22. Over empty spatial dims GlobalAveragePool gives 0 (as
- * ReduceMean; onnxruntime refuses them), GlobalMaxPool the type's lowest
- * value, GlobalLpPool 0.
+ * GlobalLpPool-2/22. Over empty spatial dims GlobalAveragePool gives 0 and
+ * GlobalMaxPool -inf, as ReduceMean and ReduceMax over them (onnxruntime
+ * refuses such inputs), GlobalLpPool 0.
  *
  * Fast paths (f32, k->reference false), over the worker pool by planes
  * (image, channel): MaxPool without the Indices output and AveragePool in
@@ -107,6 +107,7 @@
 #include "base/parallel.h"
 #include "base/scratch.h"
 #include "ir/ops/conv_geom.h"
+#include "ir/ops/ops.h"
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 
@@ -1459,7 +1460,11 @@ static void global_planes(void *ctx, size_t p0, size_t p1) {
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xf = f32 ? (const float *)j->xt->data + pl * sp : NULL;
         const double *xc = f32 ? NULL : j->xd + pl * sp;
-        double acc = kind == POOL_MAX ? (sp ? (f32 ? xf[0] : xc[0]) : dtype_lowest(j->xt->dtype)) : 0.0;
+        /* over an empty plane GlobalMaxPool gives ReduceMax's -inf (the type's
+         * lowest value for integers) */
+        double acc = kind != POOL_MAX ? 0.0
+                     : sp       ? (f32 ? xf[0] : xc[0])
+                     : rlx_dtype_is_float(j->xt->dtype) ? -INFINITY : dtype_lowest(j->xt->dtype);
         for (size_t i = 0; i < sp; i++) {
             double v = f32 ? xf[i] : xc[i];
             if (kind == POOL_MAX) {
