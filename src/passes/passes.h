@@ -72,10 +72,11 @@ rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats);
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/fuse_nbits.c, for every plan, before the first fold:
- * DequantizeLinear(constant INT4 / UINT4 weight [K, N], blocked along K)
- * -> MatMul(A f32, .) -> rlx.MatMulNBits on the weight repacked into its
- * 4-bit layout (the same dequantized weights); see the file for the
- * conditions. */
+ * DequantizeLinear(constant INT4 / UINT4 weight, blocked along K, f32 or
+ * f16 scales) read only by MatMuls (A, W) and Gemms (A, W[, C]; transA 0,
+ * alpha 1, beta 1) -> one rlx.MatMulNBits each (+ Add of C) on the weight
+ * repacked once into its 4-bit layout (the same dequantized weights, f32);
+ * see the file for the conditions. */
 rlx_status rlx_pass_fuse_nbits(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/fuse_qdq.c, for every plan, before the first fold:
