@@ -140,8 +140,9 @@ rlx_status rlx_pass_pow_exponent(rlx_graph *g, rlx_pass_stats *stats);
  * once, f16 intermediates f32), the model's Casts to f16 still round, f16
  * graph inputs and outputs keep their type through Casts at the edges;
  * ops whose type is not a parameter (quantization, CastLike, attribute-
- * typed outputs, other domains) stay f16 between Casts. The file states
- * the rules; README's "f16 models" the rounding policy of each device. */
+ * typed outputs, other domains but rlx.MatMulNBits) stay f16 between
+ * Casts. The file states the rules; README's "f16 models" the rounding
+ * policy of each device. */
 rlx_status rlx_pass_widen_f16(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Checks structure: every input defined before use, outputs defined, no

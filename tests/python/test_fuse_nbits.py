@@ -29,6 +29,7 @@ onnxruntime's answers.
 
 Skips (exit 77) while rlx is not built."""
 import os
+import re
 import sys
 import tempfile
 
@@ -175,6 +176,12 @@ def case(name, a_shape, K, N, bs, fires=True, devices=("cpu",), **kw):
             fired = se.count("fusion: fuse_nbits")
             C.check(fired == (0 if opts else want), "%s: fuse_nbits fires %d times, expected %d (report: %s)"
                     % (tag, fired, 0 if opts else want, se.strip()[-300:]))
+            if kw.get("f16") and dev == "cpu" and fired:
+                # widen_f16 computes the MatMulNBits (and the bias Add) in f32, as the unfused MatMul / Gemm
+                wide = re.search(r"widen_f16: (\d+) nodes", se)
+                nw = len(outs) * (2 if kw.get("bias") else 1)
+                C.check(wide is not None and int(wide.group(1)) == nw, "%s: widen_f16 widens the %d fused nodes (%s)"
+                        % (tag, nw, wide.group(0) if wide else "no widen_f16 report"))
             what = compare(tag, ys, refs, mag, tol)
             print("%-44s %-6s %s" % (tag, "fused" if fired else "", what))
     return path, feeds
