@@ -76,13 +76,17 @@ static rlx_status repack(const nbits_src *w, rlx_tensor **ob, rlx_tensor **os, r
     const uint8_t *x = w->x->data, *z = w->z ? w->z->data : NULL; /* i8 read as its byte, plus 8 (mod 256) */
     for (size_t i = 0; z && i < (size_t)(nb * N); i++) need_z |= ((z[i] + off) & 255u) != 8u;
     if (!z && off == 0) need_z = true; /* UINT4 without zero points: 0, not MatMulNBits' 8 */
-    for (int64_t n = 0; f16 && n < N; n++) /* binary16's largest finite, rounded: 65520 and up is inf */
-        for (int64_t k = 0; k < K; k++) {
-            size_t at = (size_t)(k / bs) * w->sk + (size_t)n * w->sn;
-            int d = (int)((x[(size_t)k * w->xk + (size_t)n * w->xn] + off) & 15u) -
-                    (int)(z ? (z[at] + off) & 15u : off);
+    /* binary16's largest finite, rounded: 65520 and up is inf; |x - zp| <= 15 */
+    for (int64_t n = 0; f16 && n < N; n++)
+        for (int64_t blk = 0; blk < nb; blk++) {
+            size_t at = (size_t)blk * w->sk + (size_t)n * w->sn;
             float s = scale_at(w, at);
-            if (isfinite(s) && fabsf((float)d * s) >= 65520.0f) return RLX_OK;
+            if (!isfinite(s) || fabsf(s) * 15.0f < 65520.0f) continue;
+            for (int64_t k = blk * bs; k < K && k < (blk + 1) * bs; k++) {
+                int d = (int)((x[(size_t)k * w->xk + (size_t)n * w->xn] + off) & 15u) -
+                        (int)(z ? (z[at] + off) & 15u : off);
+                if (fabsf((float)d * s) >= 65520.0f) return RLX_OK;
+            }
         }
     rlx_status st = rlx_tensor_create(RLX_DTYPE_U8, (int64_t[]){ N * nb * blob }, 1, ob);
     if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, (int64_t[]){ N * nb }, 1, os);

@@ -242,7 +242,8 @@ def f16_overflow_case():
                      [H.make_tensor_value_info("y0", T.FLOAT16, None)], [tensor4("w", q, True), NH.from_array(s, "s")])
     path = os.path.join(tmp, "decline_f16_overflow.onnx")
     onnx.save(H.make_model(g, opset_imports=OPS, ir_version=10), path)
-    feeds = {"a": rng.uniform(0.5, 1.0, (2, K)).astype(np.float16)}
+    # |y| <= 72000 * 0.8 + 31 * 1.6 * 0.8 < 65504 from finite weights: the fused node would give finite values
+    feeds = {"a": rng.uniform(0.3, 0.8, (2, K)).astype(np.float16)}
     ref = ort_unfused(path, feeds)[0]
     y, se = run_rlx(path, feeds, "cpu")
     if C.check(y is not None, "decline_f16_overflow runs (%s)" % se):
