@@ -140,7 +140,7 @@ static const opt_def k_opts[] = {
     BOOL("debug.dispatch_report", "RLX_DISPATCH_REPORT", "0", dispatch_report,
          "print the dispatch report to stderr after each plan compile (per op type: native, CPU fallback, removed)"),
     STR("passes.disable", "RLX_DISABLE_PASSES", "comma-separated pass names", check_passes, disable_passes,
-        "turn optimisation passes off: cse, fuse_nbits (DequantizeLinear of a constant int4/uint4 weight blocked along K -> MatMul as rlx.MatMulNBits on the 4-bit weights), fuse_qdq (fuse_qdq_conv: only its QDQ convolutions, MatMuls and Gemms as QLinearConv, QLinearMatMul and integer GEMMs), fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, "
+        "turn optimisation passes off: cse, fuse_nbits (DequantizeLinear of a constant int4/uint4 weight blocked along K -> MatMuls or Gemms as rlx.MatMulNBits on the 4-bit weights), fuse_qdq (fuse_qdq_conv: only its QDQ convolutions, MatMuls and Gemms as QLinearConv, QLinearMatMul and integer GEMMs), fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, "
         "fuse_layernorm, fuse_add_layernorm, fuse_elementwise, fuse_qdq_ew (elementwise chains read and write the 8-bit tensors of their DequantizeLinear and QuantizeLinear), fuse_qlinear_ew (GPU plans: a QLinearConv or QLinearMatMul applies the 8-bit chain that alone reads its result where it stores, in one dispatch), widen_f16 (CPU plans: f16 models computed in f32), pow_exponent (GPU plans: Pow's constant integer exponent in x's float type, 2 as x * x) (folding and dead-code removal always run)"),
     BOOL("plan.no_reuse", "RLX_NO_REUSE", "0", no_reuse,
          "give every tensor its own arena bytes (debugging the memory plan)"),

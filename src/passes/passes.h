@@ -72,10 +72,11 @@ rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats);
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/fuse_nbits.c, for every plan, before the first fold:
- * DequantizeLinear(constant INT4 / UINT4 weight [K, N], blocked along K)
- * -> MatMul(A f32, .) -> rlx.MatMulNBits on the weight repacked into its
- * 4-bit layout (the same dequantized weights); see the file for the
- * conditions. */
+ * DequantizeLinear(constant INT4 / UINT4 weight, blocked along K, f32 or
+ * f16 scales) read only by MatMuls (A, W) and Gemms (A, W[, C]; transA 0,
+ * alpha 1, beta 1) -> one rlx.MatMulNBits each (+ Add of C) on the weight
+ * repacked once into its 4-bit layout (the same dequantized weights, f32);
+ * see the file for the conditions. */
 rlx_status rlx_pass_fuse_nbits(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/fuse_qdq.c, for every plan, before the first fold:
@@ -139,8 +140,9 @@ rlx_status rlx_pass_pow_exponent(rlx_graph *g, rlx_pass_stats *stats);
  * once, f16 intermediates f32), the model's Casts to f16 still round, f16
  * graph inputs and outputs keep their type through Casts at the edges;
  * ops whose type is not a parameter (quantization, CastLike, attribute-
- * typed outputs, other domains) stay f16 between Casts. The file states
- * the rules; README's "f16 models" the rounding policy of each device. */
+ * typed outputs, other domains but rlx.MatMulNBits) stay f16 between
+ * Casts. The file states the rules; README's "f16 models" the rounding
+ * policy of each device. */
 rlx_status rlx_pass_widen_f16(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Checks structure: every input defined before use, outputs defined, no

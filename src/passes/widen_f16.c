@@ -27,7 +27,8 @@
  *  - a node that is not widened (Cast to f16, CastLike, the quantization
  *    ops, the ops whose output type comes from an attribute such as
  *    ConstantOfShape, EyeLike, Range and OneHot, control flow, ops of
- *    other domains) keeps its f16 values and gets Casts around it.
+ *    other domains but rlx.MatMulNBits, whose A and Y may be f32 or f16)
+ *    keeps its f16 values and gets Casts around it.
  *
  * The pass runs after the first fold: constant subgraphs were computed
  * already, on the reference kernels (one rounding per op).
@@ -38,7 +39,8 @@
  * A graph with subgraphs (If, Loop, Scan) is left as it is: their bodies
  * name outer values, whose dtypes must not change. Widenable: the
  * elementwise, nn, tensor, reduce and rnn families of the default domain
- * except the ops named above. */
+ * except the ops named above, and rlx.MatMulNBits (fuse_nbits of an f16
+ * model). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,7 @@
 #define PASS "widen_f16"
 
 static bool widenable(const rlx_node *n) {
+    if (n->op == RLX_OP_rlx_MatMulNBits) return true; /* A and Y f32 or f16, the sum f32 either way */
     if (!n->def || (n->domain && *n->domain)) return false;
     rlx_op_id op = n->op;
     bool fam = (op >= RLX_OPS_FIRST_elementwise && op < RLX_OPS_FIRST_control) ||

@@ -142,8 +142,10 @@ static const gpu_note k_gpu_notes[] = {
       "+-inf; DynamicQuantizeLinear leaves NaN elements out of its min/max (scale NaN when all are NaN). A "
       "QuantizeLinear -> DequantizeLinear pair on an activation becomes rlx.QuantizeDequantize (fuse_qdq); a "
       "DequantizeLinear of a constant folds; x may be a constant int4 or uint4 (loaded a byte a value, read by "
-      "DequantizeLinear only), and such a weight [K, N] blocked along K (block_size 16 to 4096) that a MatMul of f32 A "
-      "reads becomes rlx.MatMulNBits on the weight repacked to 4 bits (fuse_nbits). fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
+      "DequantizeLinear only), and such a weight blocked along K (block_size 16 to 4096; [K, N] for a MatMul or a Gemm "
+      "with transB 0, [N, K] for transB 1) with f32 or f16 scales that only MatMuls and Gemms (transA 0, alpha 1, beta 1) "
+      "of A of the scales' type read becomes one rlx.MatMulNBits each on the weight repacked to 4 bits once (a Gemm's "
+      "C: an Add after; an f16 weight that would overflow to inf declines; fuse_nbits). fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "
       "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, so those run on the GPU too (a CPU-only plan "
       "keeps DynamicQuantizeLinear and MatMulInteger for the CPU's exact int8 GEMM). Every plan makes "
@@ -203,7 +205,7 @@ static const gpu_note k_gpu_notes[] = {
       "binding); no bf16; at most 7 tensor inputs (one dispatch binds them and the output)." },
     { "rlx.AddLayerNormalization", "f32 or f16 (statistics in f32), all operands of one dtype." },
     { "rlx.Attention", "f32 or f16 (computed in f32; f16 with scalar loads); head dims (D, Dv) <= 256; a finite, non-zero scale." },
-    { "rlx.MatMulNBits", "A and Y f32 or f16 (f32 arithmetic), uint8 B and zero points, f32 scales (as the contrib import gives them); a GEMV for few rows (where K and block_size are multiples of 32: matmul_nbits_gemv.wgsl, 16 columns x 4 rows a workgroup, each lane's 16 pieces of 16 bytes of B loaded at once, A staged in workgroup memory per 1024 k; else 8 columns x 4 rows, word by word), or from 32 rows of A the weights dequantized into the scratch (f32) and the tiled GEMM (option gpu.nbits)." },
+    { "rlx.MatMulNBits", "A and Y f32 or f16 (f32 arithmetic), uint8 B and zero points, f32 scales (as the contrib import gives them; fuse_nbits converts f16 ones); a GEMV for few rows (where K and block_size are multiples of 32: matmul_nbits_gemv.wgsl, 16 columns x 4 rows a workgroup, each lane's 16 pieces of 16 bytes of B loaded at once, A staged in workgroup memory per 1024 k; else 8 columns x 4 rows, word by word), or from 32 rows of A the weights dequantized into the scratch (f32) and the tiled GEMM (option gpu.nbits)." },
 };
 
 /* What every lowering requires (webgpu_lower.c, wg_lower_node and

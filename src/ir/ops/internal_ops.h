@@ -76,7 +76,8 @@
  *   (src/ir/ew_funcs.h), so chains and epilogues take it. *
  * rlx.MatMulNBits (import/onnx_contrib.c, from com.microsoft.MatMulNBits
  * with bits 4, uint8 or no zero points; passes/fuse_nbits.c, from
- * DequantizeLinear of a constant int4/uint4 weight blocked along K -> MatMul)
+ * DequantizeLinear of a constant int4/uint4 weight blocked along K ->
+ * MatMul or Gemm, f32 or f16, scales converted to f32)
  *   inputs:  A [.., K] f32 or f16; B uint8, N * n_blocks * block_size / 2
  *            elements ([N, n_blocks, block_size / 2] as onnxruntime writes
  *            it; n_blocks = ceil(K / block_size)): per column n and block,
