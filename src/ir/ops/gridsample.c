@@ -78,15 +78,16 @@ int rlx_gridsample_axis_taps(const rlx_gridsample_attrs *a, double g, bool f32_g
                              double *w) {
     if (isnan(g)) return RLX_GS_TAPS_NAN;
     double x;
-    if (f32_grid) {
+    if (isinf(g)) { /* decided before any arithmetic (with align_corners, len 1 would give inf * 0) */
+        x = g;
+    } else if (f32_grid) {
         double n1 = rf(rf(g) + 1.0);
         x = a->align_corners ? rf(rf(n1 / 2.0) * rf((double)(len - 1))) : rf(rf(rf(n1 * rf((double)len)) - 1.0) / 2.0);
     } else {
         x = a->align_corners ? (g + 1) / 2.0 * (double)(len - 1) : ((g + 1) * (double)len - 1) / 2.0;
     }
     if (a->mode == RLX_GS_NEAREST) x = rint(x); /* ties to even (the default rounding mode) */
-    if (isnan(x)) return RLX_GS_TAPS_NAN;       /* an infinite grid value with align_corners and len 1 */
-    if (isinf(x)) {
+    if (isinf(x)) { /* an infinite grid value, or a finite one past f32's range */
         if (a->pad == RLX_GS_ZEROS) return RLX_GS_TAPS_OUTSIDE;
         if (a->pad == RLX_GS_REFLECTION) return RLX_GS_TAPS_NAN; /* no position to reflect */
         x = x > 0 ? (double)(len - 1) : 0.0;                     /* border: the edge pixel */
