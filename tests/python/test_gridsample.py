@@ -10,7 +10,8 @@ periods away), fresh random data. Opsets 16 (bilinear / bicubic), 20 and
 copied); linear and cubic within 2e-5 + 1e-5 |y| on the CPU (rlx sums in
 f64, onnxruntime in f32) and 5e-5 + 2e-5 |y| on the GPU (f32 weights and
 sums). f16 X and grid (onnxruntime has no f16 kernel: compared with its
-f32 result on the same values) within 4e-3 + 4e-3 |y|.
+f32 result on the same values) within 4e-3 + 4e-3 |y|; f64 against its
+double kernel within 1e-10.
 
 rlx's choices where onnxruntime is undefined (ir/ops/gridsample.h): a NaN
 grid value gives NaN in every channel, an infinite one reads 0 (zeros),
@@ -173,6 +174,17 @@ for mode, pad, ac in (("linear", "zeros", 0), ("nearest", "border", 1), ("cubic"
         C.check(y.dtype == np.float16, "f16 %s %s: dtype %s" % (mode, dev, y.dtype))
         ok, why = close(y, want, 4e-3, 4e-3)
         C.check(ok, "f16 %s %s ac=%d %s vs onnxruntime f32: %s" % (mode, pad, ac, dev, why))
+
+# f64 X and grid (onnxruntime's double kernel; the CPU's f64 coordinates and sums, the GPU declines): 1e-10
+for mode, pad, ac in (("linear", "reflection", 1), ("nearest", "zeros", 0), ("cubic", "border", 0)):
+    x = rng.standard_normal((2, 5, 6, 7))
+    grid = rng.uniform(-1.3, 1.3, (2, 3, 4, 2))
+    path, m = model(mode, pad, ac, 20, xt=T.DOUBLE, gt=T.DOUBLE)
+    want = run_ort(m, {"x": x, "grid": grid})
+    for dev in DEVICES:
+        y, _ = run_rlx(path, {"x": x, "grid": grid}, dev, want_gpu=False)
+        ok, why = close(y, want, 0 if mode == "nearest" else 1e-10, 1e-10)
+        C.check(ok and y.dtype == np.float64, "f64 %s %s ac=%d %s vs onnxruntime: %s" % (mode, pad, ac, dev, why))
 
 # special grid values: NaN, +-inf, huge finite
 x = (np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) + 1) * 0.5
