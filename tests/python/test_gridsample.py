@@ -2,7 +2,9 @@
 onnxruntime's CPU kernel (1.22).
 
 Every mode x padding_mode x align_corners on 2-D inputs (nearest, linear,
-cubic) and 3-D ones (nearest, linear; cubic is 2-D only), several shapes
+cubic) and 3-D ones (nearest, linear; cubic is 2-D only); 1-D and 4-D
+ones (nearest, linear) against ONNX's reference implementation (the GPU
+runs 1-D, the CPU 4-D); several shapes
 (odd sizes, C > 4, N = 2, a spatial dim of 1), grid values uniform in
 [-1.3, 1.3] and, for a second grid, in [-3.5, 3.5] (reflection several
 periods away), fresh random data. Opsets 16 (bilinear / bicubic), 20 and
@@ -35,6 +37,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as H
+from onnx.reference import ReferenceEvaluator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
@@ -185,6 +188,31 @@ for mode, pad, ac in (("linear", "reflection", 1), ("nearest", "zeros", 0), ("cu
         y, _ = run_rlx(path, {"x": x, "grid": grid}, dev, want_gpu=False)
         ok, why = close(y, want, 0 if mode == "nearest" else 1e-10, 1e-10)
         C.check(ok and y.dtype == np.float64, "f64 %s %s ac=%d %s vs onnxruntime: %s" % (mode, pad, ac, dev, why))
+
+# 1 and 4 spatial dims (onnxruntime takes 2 and 3): ONNX's reference implementation, whose
+# coordinate padding gives the same pixels and weights as the taps' for nearest and linear
+for r, xs, gs in ((1, (2, 5, 7), (2, 6, 1)), (4, (1, 2, 3, 2, 4, 3), (1, 2, 2, 3, 2, 4))):
+    for mode in ("nearest", "linear"):
+        for pad in ("zeros", "border", "reflection"):
+            for ac in (0, 1):
+                x = rng.standard_normal(xs).astype(np.float32)
+                grid = rng.uniform(-1.3, 1.3, gs).astype(np.float32)
+                path, m = model(mode, pad, ac, 20)
+                want = ReferenceEvaluator(m).run(None, {"x": x, "grid": grid})[0]
+                for dev in DEVICES:
+                    y, on_gpu = run_rlx(path, {"x": x, "grid": grid}, dev, want_gpu=(r == 1))
+                    ok, why = close(y, want, 0 if mode == "nearest" else 2e-5, 1e-5)
+                    C.check(ok, "%d-D %s %s ac=%d %s vs the ONNX reference: %s" % (r, mode, pad, ac, dev, why))
+                    C.check(on_gpu, "%d-D %s %s ac=%d: ran on the GPU" % (r, mode, pad, ac))
+
+# the same bits at any thread count (one sum per output in a fixed order), blocks of 64 points split
+x = rng.standard_normal((2, 9, 17, 19)).astype(np.float32)
+grid = rng.uniform(-1.3, 1.3, (2, 23, 21, 2)).astype(np.float32)
+for mode in ("nearest", "linear", "cubic"):
+    path, _ = model(mode, "reflection", 0, 20)
+    outs = [rlx.Session(rlx.Model(path), device="cpu", options={"cpu.threads": t}).run({"x": x, "grid": grid})[0]
+            for t in (1, 2, 3)]
+    C.check(all(o.tobytes() == outs[0].tobytes() for o in outs), "%s: the same bits on 1, 2 and 3 threads" % mode)
 
 # special grid values: NaN, +-inf, huge finite
 x = (np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) + 1) * 0.5
