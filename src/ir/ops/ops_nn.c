@@ -387,9 +387,10 @@ static rlx_status infer_gridsample(rlx_infer_ctx *c) {
         return rlx_ictx_fail(c, "grid's batch %lld differs from X's %lld", (long long)g->dims[0], (long long)x->dims[0]);
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
-    bool x_batch = x->rank >= 0 && x->dims[0] >= 0;
-    dims[0] = x_batch ? x->dims[0] : g->rank >= 0 ? g->dims[0] : RLX_DIM_DYN;
-    syms[0] = x_batch || g->rank < 0 ? (x->rank >= 0 ? x->syms[0] : -1) : g->syms[0];
+    /* the batch: X's, unless only the grid's is static (or known at all) */
+    bool from_x = x->rank >= 0 && (x->dims[0] >= 0 || g->rank < 0 || g->dims[0] < 0);
+    dims[0] = from_x ? x->dims[0] : g->rank >= 0 ? g->dims[0] : RLX_DIM_DYN;
+    syms[0] = from_x ? x->syms[0] : g->rank >= 0 ? g->syms[0] : -1;
     dims[1] = x->rank >= 0 ? x->dims[1] : RLX_DIM_DYN;
     syms[1] = x->rank >= 0 ? x->syms[1] : -1;
     bool known = dims[0] > 0 && dims[1] > 0; /* an output known to have elements */
