@@ -1086,9 +1086,9 @@ static void gen_resize(bo_ctx *ctx, const void *arg) {
 /* Every mode x padding_mode x align_corners on 2-D inputs, nearest and
  * linear on 3-D (and a few 1-D), odd sizes, C > 4, N = 2, grid values in
  * [-1.3, 1.3] ([-3.5, 3.5] every third case: reflection several periods
- * out); every fifth case puts NaN, +-inf and a far finite value (not far
- * enough for the GPU's f32 reflection remainder) into the grid. Nearest
- * copies a pixel: exact. */
+ * out); every fifth case puts NaN, +-inf and far finite values (1e12: past
+ * 2^30 pixels, where both devices reflect by the exact remainder) into the
+ * grid. Nearest copies a pixel: exact. */
 static void gen_gridsample(bo_ctx *ctx, const void *arg) {
     (void)arg;
     static const char *const k_mode[] = { "nearest", "linear", "cubic" };
@@ -1113,7 +1113,7 @@ static void gen_gridsample(bo_ctx *ctx, const void *arg) {
         rlx_tensor *g = bo_rand(RLX_DTYPE_F32, gs.rank, gs.d, -far, far);
         size_t ng = (size_t)bo_numel(&gs);
         if (i % 5 == 4) {
-            static const double k_special[] = { NAN, INFINITY, -INFINITY, 1e6, -1e6 };
+            static const double k_special[] = { NAN, INFINITY, -INFINITY, 1e12, -1e12, 1e6 };
             for (size_t k = 0; k < ng && k < BO_LEN(k_special) * 3; k += 3) bo_set(g, k, k_special[k / 3]);
         }
         char sx[96], sg[96];

@@ -259,12 +259,45 @@ for mode in ("nearest", "linear", "cubic"):
             same_nan = np.array_equal(np.isnan(g), np.isnan(y))
             C.check(same_nan, "specials %s %s: GPU NaN where the CPU has NaN" % (mode, pad))
             fin = ~np.isnan(y)
-            # huge finite coordinates: the GPU reflects 2^30 pixels and beyond in f32 (documented)
-            cols = np.zeros(y.shape, bool)
-            cols[:, :, :, 3:6] = pad == "reflection"
-            ok = np.allclose(g[fin & ~cols], y[fin & ~cols], atol=5e-5, rtol=2e-5)
+            ok = np.allclose(g[fin], y[fin], atol=5e-5, rtol=2e-5)  # huge values reflect exactly on both
             C.check(ok, "specials %s %s: GPU as the CPU" % (mode, pad))
 
+# nearest at huge coordinates, reflection: the pixel of the exact remainder (Python integers),
+# on axes whose periods are no powers of 2 (7 and 5: 14 / 12 and 10 / 8)
+def reflect_int(i, n, ac):
+    if ac:
+        if n == 1:
+            return 0
+        p = 2 * (n - 1)
+        m = abs(i) % p
+        return m if m <= n - 1 else p - m
+    p = 2 * n
+    m = (-1 - i if i < 0 else i) % p
+    return m if m < n else p - 1 - m
+
+
+def denorm32(g, n, ac):
+    g1 = np.float32(g) + np.float32(1)
+    if ac:
+        return np.float32(np.float32(g1 / np.float32(2)) * np.float32(n - 1))
+    return np.float32(np.float32(np.float32(g1 * np.float32(n)) - np.float32(1)) / np.float32(2))
+
+
+x = rng.standard_normal((1, 2, 5, 7)).astype(np.float32)
+big = np.array([1e12, -1e12, 3.3e9, -7.7e10, 1e30, -2.5e25, 0.5], np.float32)
+grid = np.stack(np.meshgrid(big, big[::-1], indexing="xy"), axis=-1)[None].astype(np.float32)
+for ac in (0, 1):
+    path, _ = model("nearest", "reflection", ac, 20)
+    want = np.empty((1, 2) + grid.shape[1:3], np.float32)
+    for a in range(grid.shape[1]):
+        for b in range(grid.shape[2]):
+            xi = int(np.rint(denorm32(grid[0, a, b, 0], 7, ac)))
+            yi = int(np.rint(denorm32(grid[0, a, b, 1], 5, ac)))
+            want[0, :, a, b] = x[0, :, reflect_int(yi, 5, ac), reflect_int(xi, 7, ac)]
+    for dev in DEVICES:
+        y, _ = run_rlx(path, {"x": x, "grid": grid}, dev)
+        ok, why = close(y, want, 0, 0)
+        C.check(ok, "nearest reflection ac=%d at huge coordinates %s: %s" % (ac, dev, why))
 
 # ---------------------------------------------------------------- bad models
 

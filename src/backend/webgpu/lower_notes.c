@@ -75,8 +75,8 @@ static const gpu_note k_gpu_notes[] = {
     { "GridSample",
       "f32 X and grid; 1 to 3 spatial dims, every mode (cubic: 2-D), padding_mode and align_corners, in f32 (the CPU "
       "sums in f64). f16, bf16 and f64 run on the CPU (f16 models in f32 there). Both devices give NaN for a NaN grid "
-      "value, 0 / the edge / NaN for an infinite one (zeros / border / reflection); reflection of coordinates of "
-      "2^30 pixels or more takes an f32 remainder on the GPU (exact on the CPU)." },
+      "value, 0 / the edge / NaN for an infinite one (zeros / border / reflection); far coordinates reflect by their "
+      "exact remainder on both." },
     /* lower_tensor.c */
     { "Identity Reshape Flatten Squeeze Unsqueeze",
       "the lowering (a copy) serves steps that are not views: data f32, f16, i32, u32, i64 or bool; rank <= 8." },

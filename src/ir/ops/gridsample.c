@@ -93,6 +93,18 @@ int rlx_gridsample_axis_taps(const rlx_gridsample_attrs *a, double g, bool f32_g
         x = x > 0 ? (double)(len - 1) : 0.0;                     /* border: the edge pixel */
     }
     double base = floor(x), t = x - base; /* exact */
+    if (a->pad == RLX_GS_REFLECTION && fabs(base) >= 1073741824.0) {
+        /* far out (2^30 pixels or more, where base + 1 may round to base):
+         * an index within one period with the same reflected taps, from the
+         * exact remainder (the WebGPU kernel's mod_big does the same) */
+        if (a->align_corners) {
+            double p = 2.0 * (double)(len - 1), mu = len == 1 ? 0.0 : fmod(fabs(base), p);
+            base = base < 0 ? -mu : mu;
+        } else {
+            double p = 2.0 * (double)len, mu = fmod(fabs(base), p);
+            base = base < 0 ? -1.0 - fmod(mu + p - 1.0, p) : mu; /* the mirror of |base| - 1 */
+        }
+    }
     int taps = rlx_gs_taps(a->mode);
     double first = base - (taps == 4 ? 1.0 : 0.0);
     if (taps == 1) w[0] = 1.0;

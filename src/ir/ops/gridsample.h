@@ -27,7 +27,8 @@
  * they are): a NaN coordinate gives NaN in every channel (every mode and
  * padding); an infinite one is outside (zeros: 0), at the edge (border),
  * or NaN (reflection); coordinates beyond 2^24 pixels keep their weights
- * (onnxruntime's f32 weights vanish there). No index is ever formed from
+ * (onnxruntime's f32 weights vanish there) and reflect by their exact
+ * remainder (both devices). No index is ever formed from
  * a NaN or an infinity, and every index read is inside the input. */
 #ifndef RLX_IR_OPS_GRIDSAMPLE_H
 #define RLX_IR_OPS_GRIDSAMPLE_H

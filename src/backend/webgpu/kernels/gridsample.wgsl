@@ -10,8 +10,9 @@
 // Special grid values by bits, before any arithmetic (a driver may assume
 // no NaN or infinity): NaN gives NaN in every channel, +-inf reads 0
 // (zeros), the edge (border) or NaN (reflection). Coordinates of 2^30 or
-// more: zeros reads 0, border the edge (as any far coordinate), reflection
-// takes an f32 remainder (the CPU's is exact: they may differ there).
+// more (integers in f32): zeros reads 0, border the edge (as any far
+// coordinate), reflection the pixel of their exact remainder (mod_big), as
+// the CPU's fmod.
 // Params: x_off, g_off, y_off (G and Y as u32 words), npts (N * O), c,
 // opts (O, points of one image), plane (D1 * .. * Dr), in_len and
 // in_stride (the spatial dims of X and their strides in a plane, in
@@ -46,6 +47,31 @@ fn pad_index(t: i32, len: i32) -> i32 {
         if (m > len - 1) { m = p - m; }
     }
     return clamp(m, 0, len - 1);
+}
+
+// x mod p, exactly, for an f32 x >= 2^24 (an integer: its 24-bit mantissa
+// m times 2^e, e >= 1) and 0 < p < 2^30: (m mod p) (2^e mod p) mod p, by
+// doublings that stay below 2^31.
+fn mod_big(x: f32, p: u32) -> u32 {
+    let b = bitcast<u32>(x);
+    let m = (b & 0x7fffffu) | 0x800000u;
+    let e = ((b >> 23u) & 0xffu) - 150u;
+    var pw = 1u % p;
+    for (var k = 0u; k < e; k = k + 1u) {
+        pw = pw * 2u;
+        if (pw >= p) { pw = pw - p; }
+    }
+    let a = m % p;
+    var acc = 0u;
+    for (var k = 31; k >= 0; k = k - 1) {
+        acc = acc * 2u;
+        if (acc >= p) { acc = acc - p; }
+        if (((pw >> u32(k)) & 1u) == 1u) {
+            acc = acc + a;
+            if (acc >= p) { acc = acc - p; }
+        }
+    }
+    return acc;
 }
 
 //!main1d i < P.npts {
@@ -84,10 +110,21 @@ fn pad_index(t: i32, len: i32) -> i32 {
                 base = select(len + 3, -4, neg); // every tap at the edge, t = 0 as for any integer x
             } else {
                 if ((bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u || mag == 0x7f800000u) { nan_pt = true; break; }
-                // reflection of an integer x of 2^30 or more: its remainder mod the period, in f32
-                let p = f32(select(2 * len, 2 * (len - 1), ALIGN));
-                let u = abs(x);
-                base = clamp(i32(max(u - p * floor(u / p), 0.0)), 0, i32(p) - 1);
+                // reflection of an integer x of 2^30 or more: an index of the same
+                // reflected pixels (and neighbours) within one period, from x's exact remainder
+                if (ALIGN && len == 1) {
+                    base = 0;
+                } else {
+                    let p = select(2 * len, 2 * (len - 1), ALIGN);
+                    let mu = i32(mod_big(abs(x), u32(p)));
+                    if (ALIGN) {
+                        base = select(mu, -mu, neg);
+                    } else if (neg) {
+                        base = -1 - ((mu + p - 1) % p); // the mirror of |x| - 1
+                    } else {
+                        base = mu;
+                    }
+                }
             }
         } else {
             let f = floor(x);
