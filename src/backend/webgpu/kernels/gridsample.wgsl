@@ -153,8 +153,7 @@ fn mod_big(x: f32, p: u32) -> u32 {
     }
     let yb = P.y_off + n * P.c * P.opts + o;
     if (nan_pt || outside) {
-        // NaN's bits (computed: a constant NaN is a shader-creation error), or 0
-        let v = select(0u, 0x7fc00000u + min(P.npts, 0u), nan_pt);
+        let v = select(0u, 0x7fc00000u, nan_pt); // a quiet NaN's bits (Y is bound as words), or 0
         for (var c = 0u; c < P.c; c = c + 1u) { Y[yb + c * P.opts] = v; }
         return;
     }
