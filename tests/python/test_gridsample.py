@@ -46,10 +46,7 @@ rlx = R.import_rlx()
 C = R.Checker("test_gridsample")
 rng = R.seeded_rng(16)
 tmp = tempfile.mkdtemp(prefix="rlx_gridsample_")
-HAVE_GPU = len(rlx.adapters()) > 0
-if not HAVE_GPU:
-    print("no GPU adapter: CPU only")
-DEVICES = ["cpu", "gpu"] if HAVE_GPU else ["cpu"]
+DEVICES = R.devices(rlx)
 counter = [0]
 
 
@@ -76,16 +73,8 @@ def run_ort(m, feeds):
 
 def run_rlx(path, feeds, device, want_gpu=True):
     """Output of one run; on the GPU also whether GridSample ran there."""
-    opts = {"gpu.poison": True} if device == "gpu" else None
-    sess = rlx.Session(rlx.Model(path), device=device, options=opts)
-    y = sess.run(feeds)[0]
-    on_gpu = True
-    if device == "gpu" and want_gpu:
-        rows = [ln.split() for ln in sess.dispatch_report.splitlines() if ln.split()[:1] == ["GridSample"]]
-        on_gpu = len(rows) == 1 and int(rows[0][2]) >= 1 and int(rows[0][3]) == 0
-        if not on_gpu:
-            print(sess.dispatch_report)
-    return y, on_gpu
+    out, on_gpu = R.run_session(rlx, path, feeds, device, "GridSample" if want_gpu else None)
+    return out[0], on_gpu
 
 
 def mode_name(mode, opset):
