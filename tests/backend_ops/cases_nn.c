@@ -1081,6 +1081,53 @@ static void gen_resize(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* ------------------------------------------------------------ GridSample */
+
+/* Every mode x padding_mode x align_corners on 2-D inputs, nearest and
+ * linear on 3-D (and a few 1-D), odd sizes, C > 4, N = 2, grid values in
+ * [-1.3, 1.3] ([-3.5, 3.5] every third case: reflection several periods
+ * out); every fifth case puts NaN, +-inf and far finite values (1e12: past
+ * 2^30 pixels, where both devices reflect by the exact remainder) into the
+ * grid. Nearest copies a pixel: exact. */
+static void gen_gridsample(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const char *const k_mode[] = { "nearest", "linear", "cubic" };
+    static const char *const k_pad[] = { "zeros", "border", "reflection" };
+    int n = bo_full(ctx) ? 144 : 36;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 20);
+        if (!c) continue;
+        int mode = i % 3, pad = (i / 3) % 3, ac = (i / 9) % 2;
+        int r = i % 11 == 10 ? 1 : (i / 18) % 2 ? 3 : 2;
+        if (mode == 2) r = 2; /* cubic: 2-D only */
+        bo_shape xs = { r + 2, { 0 } }, gs = { r + 2, { 0 } };
+        xs.d[0] = gs.d[0] = rnd(1, 2);
+        xs.d[1] = rnd(1, 7);
+        for (int d = 0; d < r; d++) {
+            xs.d[2 + d] = rnd(1, r == 3 ? 4 : 7);
+            gs.d[1 + d] = rnd(1, r == 3 ? 4 : 6);
+        }
+        gs.d[r + 1] = r;
+        double far = i % 3 == 2 ? 3.5 : 1.3;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
+        rlx_tensor *g = bo_rand(RLX_DTYPE_F32, gs.rank, gs.d, -far, far);
+        size_t ng = (size_t)bo_numel(&gs);
+        if (i % 5 == 4) {
+            static const double k_special[] = { NAN, INFINITY, -INFINITY, 1e12, -1e12, 1e6 };
+            for (size_t k = 0; k < ng && k < BO_LEN(k_special) * 3; k += 3) bo_set(g, k, k_special[k / 3]);
+        }
+        char sx[96], sg[96];
+        bo_desc(c, "GridSample x%s grid%s mode=%s padding_mode=%s align_corners=%d%s", bo_shape_str(xs.rank, xs.d, sx, 96),
+                bo_shape_str(gs.rank, gs.d, sg, 96), k_mode[mode], k_pad[pad], ac, i % 5 == 4 ? " specials" : "");
+        if (mode == 0) c->rtol = c->atol = 0;
+        rlx_tensor *in[2] = { x, g };
+        rlx_attr a[3] = { RLX_ATTR_S("mode", k_mode[mode]), RLX_ATTR_S("padding_mode", k_pad[pad]),
+                          RLX_ATTR_I("align_corners", ac) };
+        bo_single(c, "GridSample", 2, in, NULL, 1, 3, a);
+        bo_run(ctx, c);
+    }
+}
+
 #define CONV 1e-5, 2e-6, "sums of K products in another order: relative 1e-5 plus 2e-6 sqrt(K); f16 weights 1e-2"
 static const bo_op k_ops[] = {
     { "Conv", gen_conv, NULL, CONV },
@@ -1096,6 +1143,8 @@ static const bo_op k_ops[] = {
     { "GlobalAveragePool", gen_global_pool, NULL, 1e-5, 1e-7, "a tree sum in another order" },
     { "BatchNormalization", gen_bn, NULL, 1e-5, 1e-6, "scale and shift folded differently (a few ULP)" },
     { "Resize", gen_resize, NULL, 1e-5, 1e-6, "nearest exact; linear: f32 source coordinates (an ULP of the input length times the data's slope)" },
+    { "GridSample", gen_gridsample, NULL, 1e-5, 2e-5,
+      "nearest exact; linear and cubic: the CPU's f32 coordinates, f32 weights and sums of at most 16 taps (the CPU's f64)" },
 };
 
 const bo_family bo_family_nn = { "nn", k_ops, BO_LEN(k_ops) };

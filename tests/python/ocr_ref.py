@@ -84,6 +84,34 @@ def import_rlx():
     return rlx
 
 
+def devices(rlx):
+    """The devices a test runs on: ["cpu", "gpu"] where rlx sees a GPU
+    adapter (lavapipe counts), else ["cpu"], saying so."""
+    if len(rlx.adapters()) > 0:
+        return ["cpu", "gpu"]
+    print("no GPU adapter: CPU only")
+    return ["cpu"]
+
+
+def run_session(rlx, path, feeds, device, op=None):
+    """Outputs of one run of the model at path on device (the GPU's arena
+    poisoned: gpu.poison), and whether every node of op ran on the GPU's own
+    kernels there (the dispatch report; printed when not; True on the CPU
+    or without op)."""
+    opts = {"gpu.poison": True} if device == "gpu" else None
+    sess = rlx.Session(rlx.Model(path), device=device, options=opts)
+    out = sess.run(feeds)
+    on_gpu = True
+    if device == "gpu" and op:
+        rep = sess.dispatch_report
+        # "  op  nodes native fallback removed view"
+        rows = [ln.split() for ln in rep.splitlines() if ln.split()[:1] == [op]]
+        on_gpu = len(rows) == 1 and int(rows[0][2]) >= 1 and int(rows[0][3]) == 0
+        if not on_gpu:
+            print(rep)
+    return out, on_gpu
+
+
 def run(args, timeout=600):
     """Runs a program; returns (exit code, stdout, stderr)."""
     p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)

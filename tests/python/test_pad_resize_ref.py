@@ -43,9 +43,7 @@ rlx = R.import_rlx()
 C = R.Checker("test_pad_resize_ref")
 rng = R.seeded_rng(11)
 tmp = tempfile.mkdtemp(prefix="rlx_pad_resize_")
-HAVE_GPU = len(rlx.adapters()) > 0
-if not HAVE_GPU:
-    print("no GPU adapter: CPU only")
+DEVICES = R.devices(rlx)
 QUICK = os.environ.get("RLX_TEST_QUICK") == "1"
 
 
@@ -58,22 +56,7 @@ def save(nodes, inputs, outputs, inits, opset, name):
 
 def run_rlx(path, feeds, device, op):
     """Outputs of one session run; on the GPU also whether `op` ran there."""
-    opts = {"gpu.poison": True} if device == "gpu" else None
-    sess = rlx.Session(rlx.Model(path), device=device, options=opts)
-    out = sess.run(feeds)
-    on_gpu = True
-    if device == "gpu":
-        rep = sess.dispatch_report
-        # "  op  nodes native fallback removed view"
-        rows = [ln.split() for ln in rep.splitlines() if ln.split()[:1] == [op]]
-        on_gpu = len(rows) == 1 and int(rows[0][2]) >= 1 and int(rows[0][3]) == 0
-        if not on_gpu:
-            print(rep)
-    return out, on_gpu
-
-
-def devices():
-    return ["cpu", "gpu"] if HAVE_GPU else ["cpu"]
+    return R.run_session(rlx, path, feeds, device, op)
 
 
 # ---------------------------------------------------------------- Pad
@@ -113,7 +96,7 @@ def pad_case(name, shape, pads, mode, dtype=np.float32, value=1.5, x=None):
         if not C.check(ref.shape == want.shape and np.array_equal(ref, want),
                        "pad %s: numpy model differs from the reference" % name):
             return
-    for dev in devices():
+    for dev in DEVICES:
         try:
             got, on_gpu = run_rlx(path, {"x": x}, dev, "Pad")
         except rlx.Error as e:
@@ -191,7 +174,7 @@ def resize_case(name, x, mode, coord, nearest="round_prefer_floor", scales=None,
                 [H.make_tensor_value_info("y", T.FLOAT, None)], inits, opset, "resize_" + name)
     ref = ReferenceEvaluator(path).run(None, {"x": x})[0]
     span = float(np.max(np.abs(ref))) + 1e-30 if ref.size else 1.0
-    for dev in devices():
+    for dev in DEVICES:
         try:
             got, on_gpu = run_rlx(path, {"x": x}, dev, "Resize")
         except rlx.Error as e:

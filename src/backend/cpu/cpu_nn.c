@@ -2,7 +2,8 @@
  * the shared working-copy helpers, BatchNormalization and Dropout. Conv and
  * ConvTranspose live in cpu_nn_conv.c, the pools in cpu_nn_pool.c,
  * Gemm/MatMul/Softmax in cpu_nn_gemm.c (Softmax's f32 row fast path in
- * cpu_rows.c) and Resize/Upsample in cpu_nn_resize.c. */
+ * cpu_rows.c), Resize/Upsample in cpu_nn_resize.c and GridSample in
+ * cpu_nn_gridsample.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,4 +279,5 @@ const rlx_cpu_kernel_fn rlx_cpu_kernels_nn[RLX_OP_COUNT] = {
     [RLX_OP_Dropout] = k_dropout,
     [RLX_OP_Resize] = rlx_cpu_nn_resize,
     [RLX_OP_Upsample] = rlx_cpu_nn_resize,
+    [RLX_OP_GridSample] = rlx_cpu_nn_gridsample,
 };

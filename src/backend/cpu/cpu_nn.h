@@ -156,6 +156,7 @@ rlx_status rlx_cpu_nn_softmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_logsoftmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_hardmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_gridsample(rlx_cpu_kctx *k); /* cpu_nn_gridsample.c */
 
 /* Whether a convolution is 1x1, stride 1 and without padding (its input
  * is its own column matrix: no im2col). */

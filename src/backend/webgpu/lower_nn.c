@@ -1,6 +1,6 @@
 /* WGSL lowerings of the nn family: Conv (direct, or im2col + matmul),
  * ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
- * BatchNormalization (inference), Gemm, MatMul, Resize (Softmax and
+ * BatchNormalization (inference), Gemm, MatMul, Resize, GridSample (Softmax and
  * LogSoftmax are in lower_reduce.c). f32 only. Conv/pool attributes are resolved by
  * src/ir/ops/conv_geom.h; semantics are the ONNX operators' (versions noted
  * per lowering). */
@@ -15,7 +15,9 @@
 #include "base/options.h"
 #include "base/platform.h"
 #include "ir/op.h"
+#include "backend/webgpu/wg_codes.h"
 #include "ir/ops/conv_geom.h"
+#include "ir/ops/gridsample.h"
 #include "ir/ops/resize_geom.h"
 
 /* ------------------------------------------------------------ geometry */
@@ -817,6 +819,55 @@ static rlx_status lower_resize(wg_lower *L) {
     return wg_grid_1d(L, d, inv);
 }
 
+/* ------------------------------------------------------------ GridSample */
+
+/* GridSample-16/20/22 on f32 X and grid, 1 to 3 spatial dims, every mode
+ * (cubic: 2-D, as the op allows), padding_mode and align_corners:
+ * kernels/gridsample.wgsl, one invocation per output point. f16, bf16 and
+ * f64 data and more spatial dims run on the CPU. */
+static rlx_status lower_gridsample(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    const rlx_value *x = wg_in(L, 0), *g = wg_in(L, 1), *y = wg_out(L, 0);
+    int r = x->rank - 2;
+    if (r < 1 || r > 3) return wg_decline(L, "%d spatial dims (the kernel takes 1 to 3)", r);
+    rlx_gridsample_attrs a;
+    if (rlx_gridsample_attrs_read(L->n, &a) != RLX_OK) return wg_decline(L, "attributes (the CPU reports them)");
+    if (a.mode == RLX_GS_CUBIC && r != 2) return wg_decline(L, "cubic with %d spatial dims", r);
+    if (g->rank != x->rank || g->dims[r + 1] != r || g->dims[0] != x->dims[0] || y->rank != x->rank)
+        return wg_decline(L, "shapes (the CPU reports them)");
+    uint64_t total = wg_numel(y);
+    if (total == 0) return RLX_OK;
+    uint64_t len[4] = { 1, 1, 1, 1 }, stride[4] = { 1, 1, 1, 1 }, plane = 1, opts = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        len[d] = (uint64_t)x->dims[2 + d];
+        if (len[d] == 0) return wg_decline(L, "an empty spatial dim of X");
+        if (len[d] >= ((uint64_t)1 << 29)) return wg_decline(L, "a spatial dim of 2^29 or more");
+        stride[d] = plane;
+        plane *= len[d];
+        opts *= (uint64_t)y->dims[2 + d];
+    }
+    uint64_t lim = (uint64_t)1 << 31;
+    if (wg_numel(x) >= lim || wg_numel(g) >= lim || total >= lim) return wg_decline(L, "too large for 32-bit indexing");
+    static const int k_mode[] = { [RLX_GS_NEAREST] = GS_NEAREST, [RLX_GS_LINEAR] = GS_LINEAR, [RLX_GS_CUBIC] = GS_CUBIC };
+    static const int k_pad[] = { [RLX_GS_ZEROS] = GS_ZEROS, [RLX_GS_BORDER] = GS_BORDER,
+                                 [RLX_GS_REFLECTION] = GS_REFLECTION };
+    wg_dispatch *d = wg_emit(L, "gridsample");
+    wg_spec(L, d, "MODE", k_mode[a.mode]);
+    wg_spec(L, d, "PAD", k_pad[a.pad]);
+    wg_spec(L, d, "ALIGN", a.align_corners);
+    wg_spec(L, d, "R", r);
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "g_off", wg_in_id(L, 1));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    uint64_t npts = (uint64_t)x->dims[0] * opts;
+    WG_P(L, d, wg_pu("npts", (uint32_t)npts), wg_pu("c", (uint32_t)x->dims[1]), wg_pu("opts", (uint32_t)opts),
+         wg_pu("plane", (uint32_t)plane));
+    wg_p_align16(L, d);
+    for (int i = 0; i < 4; i++) wg_p_u32(L, d, "in_len", (uint32_t)len[i]);
+    for (int i = 0; i < 4; i++) wg_p_u32(L, d, "in_stride", (uint32_t)stride[i]);
+    return wg_grid_1d(L, d, npts);
+}
+
 const wg_lower_fn wg_lowerings_nn[RLX_OP_COUNT] = {
     [RLX_OP_Conv] = lower_conv,
     [RLX_OP_ConvTranspose] = lower_conv_transpose,
@@ -828,4 +879,5 @@ const wg_lower_fn wg_lowerings_nn[RLX_OP_COUNT] = {
     [RLX_OP_Gemm] = lower_gemm,
     [RLX_OP_MatMul] = lower_matmul,
     [RLX_OP_Resize] = lower_resize,
+    [RLX_OP_GridSample] = lower_gridsample,
 };

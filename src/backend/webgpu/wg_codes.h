@@ -53,10 +53,15 @@
  * multiples of 4); scalar along k; the implicit im2col of a convolution. */
 #define WG_GEMM_B_MODES(X) X(GB_SCALAR) X(GB_VEC_N) X(GB_VEC_K) X(GB_SCALAR_K) X(GB_CONV)
 
+/* gridsample.wgsl MODE and PAD: GridSample's mode and padding_mode, in the
+ * order of rlx_gs_mode and rlx_gs_pad (ir/ops/gridsample.h). */
+#define WG_GS_MODES(X) X(GS_NEAREST) X(GS_LINEAR) X(GS_CUBIC)
+#define WG_GS_PADS(X) X(GS_ZEROS) X(GS_BORDER) X(GS_REFLECTION)
+
 /* Every list, for the generator of the "codes" snippet. */
 #define WG_ALL_CODES(X)                                                                                             \
     WG_TYPE_CODES(X) WG_CMP_CODES(X) WG_RED_CODES(X) WG_NORM_MODES(X) WG_SCATTER_REDS(X) WG_TRILU_MODES(X)          \
-    WG_UNIT_CODES(X) WG_GEMM_A_MODES(X) WG_GEMM_B_MODES(X)
+    WG_UNIT_CODES(X) WG_GEMM_A_MODES(X) WG_GEMM_B_MODES(X) WG_GS_MODES(X) WG_GS_PADS(X)
 
 #define WG_CODE_ENUM_ROW(name) name,
 enum wg_type_code { WG_TYPE_CODES(WG_CODE_ENUM_ROW) };
@@ -68,5 +73,7 @@ enum wg_trilu_mode { WG_TRILU_MODES(WG_CODE_ENUM_ROW) };
 enum wg_unit_code { WG_UNIT_CODES(WG_CODE_ENUM_ROW) };
 enum wg_gemm_a_mode { WG_GEMM_A_MODES(WG_CODE_ENUM_ROW) };
 enum wg_gemm_b_mode { WG_GEMM_B_MODES(WG_CODE_ENUM_ROW) };
+enum wg_gs_mode { WG_GS_MODES(WG_CODE_ENUM_ROW) };
+enum wg_gs_pad { WG_GS_PADS(WG_CODE_ENUM_ROW) };
 
 #endif

@@ -1,11 +1,12 @@
 /* Neural-network ops: convolutions, pools, normalisations, GEMM/MatMul,
- * Softmax, Dropout, Resize. Versions are the ONNX since-versions of each
+ * Softmax, Dropout, Resize, GridSample. Versions are the ONNX since-versions of each
  * operator; the CPU kernels are in src/backend/cpu/cpu_nn*.c. */
 #include <math.h>
 #include <string.h>
 
 #include "base/tensor.h"
 #include "ir/ops/conv_geom.h"
+#include "ir/ops/gridsample.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/reduce_geom.h"
 #include "ir/ops/resize_geom.h"
@@ -352,6 +353,60 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
     int32_t syms[RLX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) syms[d] = (g.out[d] < 0 && g.scale[d] == 1.0) ? x->syms[d] : -1;
     return rlx_ictx_set_out(c, 0, x->dtype, x->rank, g.out, syms);
+}
+
+/* ------------------------------------------------------------ GridSample */
+
+/* GridSample-16 (4-D X) and -20/22 (X [N, C, D1..Dr], grid [N, O1..Or, r]):
+ * Y [N, C, O1..Or]. Attributes, ranks, the grid's last dim, the batch and
+ * cubic's two spatial dims are checked here, when the model loads. */
+static rlx_status infer_gridsample(rlx_infer_ctx *c) {
+    const rlx_node *n = c->n;
+    const rlx_value *x = rlx_ictx_in(c, 0), *g = rlx_ictx_in(c, 1);
+    rlx_gridsample_attrs a;
+    RLX_TRY(rlx_gridsample_attrs_read(n, &a));
+    if (!rlx_dtype_is_float(x->dtype))
+        return rlx_ictx_fail(c, "X has dtype %s; GridSample takes float data (f32, f16, bf16, f64)",
+                             rlx_dtype_name(x->dtype));
+    if (!rlx_dtype_is_float(g->dtype))
+        return rlx_ictx_fail(c, "grid has dtype %s, expected a float type", rlx_dtype_name(g->dtype));
+    if (x->rank < 0 && g->rank < 0) return rlx_ictx_set_out_unknown(c, 0, x->dtype);
+    int rank = x->rank >= 0 ? x->rank : g->rank;
+    if (rank < 3) return rlx_ictx_fail(c, "%s has rank %d, expected at least 3", x->rank >= 0 ? "X" : "grid", rank);
+    if (n->version < 20 && rank != 4)
+        return rlx_ictx_fail(c, "GridSample-%d takes a 4-D X and grid, got rank %d", n->version, rank);
+    if (x->rank >= 0 && g->rank >= 0 && g->rank != x->rank)
+        return rlx_ictx_fail(c, "grid has rank %d, expected %d (X's rank)", g->rank, x->rank);
+    int r = rank - 2;
+    if (a.mode == RLX_GS_CUBIC && r != 2)
+        return rlx_ictx_fail(c, "mode %s needs 2 spatial dims (a 4-D X), got %d", n->version >= 20 ? "cubic" : "bicubic",
+                             r);
+    if (g->rank >= 0 && g->dims[r + 1] >= 0 && g->dims[r + 1] != r)
+        return rlx_ictx_fail(c, "grid's last dim is %lld, expected %d (X's spatial dims)", (long long)g->dims[r + 1], r);
+    if (x->rank >= 0 && g->rank >= 0 && x->dims[0] >= 0 && g->dims[0] >= 0 && x->dims[0] != g->dims[0])
+        return rlx_ictx_fail(c, "grid's batch %lld differs from X's %lld", (long long)g->dims[0], (long long)x->dims[0]);
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+    /* the batch: X's, unless only the grid's is static (or known at all) */
+    bool from_x = x->rank >= 0 && (x->dims[0] >= 0 || g->rank < 0 || g->dims[0] < 0);
+    dims[0] = from_x ? x->dims[0] : g->rank >= 0 ? g->dims[0] : RLX_DIM_DYN;
+    syms[0] = from_x ? x->syms[0] : g->rank >= 0 ? g->syms[0] : -1;
+    dims[1] = x->rank >= 0 ? x->dims[1] : RLX_DIM_DYN;
+    syms[1] = x->rank >= 0 ? x->syms[1] : -1;
+    bool known = dims[0] > 0 && dims[1] > 0; /* an output known to have elements */
+    for (int d = 0; d < r; d++) {
+        dims[2 + d] = g->rank >= 0 ? g->dims[1 + d] : RLX_DIM_DYN;
+        syms[2 + d] = g->rank >= 0 ? g->syms[1 + d] : -1;
+        known &= dims[2 + d] > 0;
+    }
+    /* border and reflection read a pixel for every output: an empty input
+     * dim leaves none (zeros reads 0) */
+    if (a.pad != RLX_GS_ZEROS && known && x->rank >= 0)
+        for (int d = 0; d < r; d++)
+            if (x->dims[2 + d] == 0)
+                return rlx_ictx_fail(c, "padding_mode %s needs a pixel along every spatial dim; X's dim %d is empty",
+                                     a.pad == RLX_GS_BORDER ? "border" : "reflection", 2 + d);
+    return rlx_ictx_set_out(c, 0, x->dtype, rank, dims, syms);
 }
 
 /* ------------------------------------------------------------ the table */
