@@ -23,6 +23,36 @@ rlx_status rlx_fuse_limit_check(const rlx_graph *g, const rlx_pass_stats *stats,
     return RLX_OK;
 }
 
+/* Whether a subgraph of n before attribute a also reads outer name `name`
+ * (the value is counted once per node). */
+static bool outer_read_before(const rlx_node *n, int a, const char *name) {
+    for (int k = 0; k < a; k++) {
+        const rlx_graph *b = n->attrs[k].g;
+        int id = b ? rlx_graph_find(b, name) : -1;
+        if (id >= 0 && (b->values[id].flags & RLX_VALUE_OUTER)) return true;
+    }
+    return false;
+}
+
+/* Each value v of g that a subgraph of node n (If branch, Loop or Scan
+ * body) reads by name, once per value (a nested subgraph's reference has a
+ * stand-in, RLX_VALUE_OUTER, in each graph between): without fill counted
+ * into u->start and *total, with fill recorded as used by node. */
+static void each_outer_read(const rlx_graph *g, const rlx_node *n, rlx_fuse_users *u, int *fill, int node,
+                            size_t *total) {
+    for (int a = 0; a < n->n_attrs; a++) {
+        const rlx_graph *b = n->attrs[a].g;
+        for (size_t i = 0; b && i < b->n_values; i++) {
+            const rlx_value *bv = &b->values[i];
+            if (!(bv->flags & RLX_VALUE_OUTER) || !bv->name || outer_read_before(n, a, bv->name)) continue;
+            int v = rlx_graph_find(g, bv->name);
+            if (v < 0 || (size_t)v >= g->n_values) continue;
+            if (fill) u->ids[fill[v]++] = node;
+            else u->start[v + 1]++, (*total)++;
+        }
+    }
+}
+
 rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u) {
     memset(u, 0, sizeof *u);
     size_t nv = g->n_values, total = 0;
@@ -33,6 +63,7 @@ rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u) {
         if (n->dead) continue;
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] >= 0 && (size_t)n->in[k] < nv) u->start[n->in[k] + 1]++, total++;
+        each_outer_read(g, n, u, NULL, (int)i, &total);
     }
     for (size_t v = 0; v < nv; v++) u->start[v + 1] += u->start[v];
     u->ids = malloc((total + 1) * sizeof *u->ids);
@@ -48,6 +79,7 @@ rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u) {
         if (n->dead) continue;
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] >= 0 && (size_t)n->in[k] < nv) u->ids[fill[n->in[k]]++] = (int)i;
+        each_outer_read(g, n, u, fill, (int)i, NULL);
     }
     free(fill);
     u->n_values = nv;

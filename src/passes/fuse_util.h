@@ -14,7 +14,11 @@
 #include "passes/passes.h"
 
 /* Users of every value: the node ids that read it (one entry per input
- * slot, so a node reading a value twice appears twice), in node order. */
+ * slot, so a node reading a value twice appears twice), in node order;
+ * a node whose subgraphs (If branches, Loop or Scan bodies) read the value
+ * by name is one more user of it (once), so that no fusion takes away a
+ * value that a branch still names (fuse_nbits and fuse_qdq_conv run before
+ * the fold inlines the branch of an If whose condition a plan fixes). */
 typedef struct rlx_fuse_users {
     int *start; /* n_values + 1 entries: users of v are ids[start[v] .. start[v+1]) */
     int *ids;
@@ -26,7 +30,8 @@ typedef struct rlx_fuse_users {
 rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u);
 void rlx_fuse_users_free(rlx_fuse_users *u);
 
-/* Number of node-input uses of value v (graph outputs not counted). */
+/* Number of uses of value v (node inputs and subgraph reads; graph outputs
+ * not counted). */
 static inline int rlx_fuse_n_users(const rlx_fuse_users *u, int v) {
     return (v < 0 || (size_t)v >= u->n_values) ? 0 : u->start[v + 1] - u->start[v];
 }

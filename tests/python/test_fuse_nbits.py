@@ -24,7 +24,8 @@ Declined forms (blocks along N for a MatMul or either Gemm form, block_size
 8, an 8-bit constant weight, a weight fed at run time as int8, a
 dequantized weight with a non-matrix reader, alone or beside MatMuls,
 Gemm with transA 1, alpha or beta other than 1, an f16 weight whose
-dequantized value overflows to inf) must not fire and must still give
+dequantized value overflows to inf, a weight that an If's branch reads by
+name) must not fire and must still give
 onnxruntime's answers.
 
 Skips (exit 77) while rlx is not built."""
@@ -255,6 +256,46 @@ def f16_overflow_case():
 
 
 f16_overflow_case()
+
+
+def if_branch_case(cond):
+    """A weight that an If's branch also reads by name (an outer-scope
+    reference, not a node input): a plan fixes the condition from its graph
+    input and the fold inlines the branch after fuse_nbits ran, so the pass
+    must see the If as a reader and decline; it had taken the
+    DequantizeLinear away from the branch's MatMul (a segfault on the CPU,
+    'value has no arena offset' on the GPU). Either condition declines (the
+    If reads the weight until the fold inlines a branch)."""
+    K, N, bs = 32, 4, 16
+    q = levels((K, N), True)
+    s = rng.uniform(0.01, 0.2, (K // bs, N)).astype(np.float32)
+    f32 = lambda n: H.make_tensor_value_info(n, T.FLOAT, None)  # noqa: E731
+    then_g = H.make_graph([H.make_node("MatMul", ["a", "b"], ["t"], name="then_mm")], "then", [], [f32("t")])
+    else_g = H.make_graph([H.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [f32("e")])
+    g = H.make_graph([H.make_node("DequantizeLinear", ["w", "s"], ["b"], name="dq", axis=0, block_size=bs),
+                      H.make_node("MatMul", ["a", "b"], ["y0"], name="mm"),
+                      H.make_node("If", ["c"], ["y1"], name="if", then_branch=then_g, else_branch=else_g)],
+                     "if_branch",
+                     [H.make_tensor_value_info("a", T.FLOAT, [2, K]), H.make_tensor_value_info("c", T.BOOL, [])],
+                     [f32("y0"), f32("y1")], [tensor4("w", q, True), NH.from_array(s, "s")])
+    name = "if_branch_reads_weight_%s" % ("then" if cond else "else")
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(H.make_model(g, opset_imports=OPS, ir_version=10), path)
+    feeds = {"a": rng.standard_normal((2, K)).astype(np.float32), "c": np.array(cond)}
+    refs = ort_unfused(path, feeds)
+    mag = float((np.abs(feeds["a"].astype(np.float64)) @ np.abs(q * np.repeat(s, bs, 0))).max())
+    for dev in ("cpu", "gpu"):
+        ys, se = run_rlx(path, feeds, dev, output=["y0", "y1"])
+        tag = "%s on %s" % (name, dev)
+        if not C.check(ys is not None, "%s runs (%s)" % (tag, se.strip()[-300:])):
+            continue
+        fired = se.count("fusion: fuse_nbits")
+        C.check(fired == 0, "%s: fuse_nbits fires %d times, expected none" % (tag, fired))
+        print("%-44s %-6s %s" % (tag, "fused" if fired else "", compare(tag, ys, refs, mag, TOL)))
+
+
+if_branch_case(True)
+if_branch_case(False)
 
 # models written by onnxruntime's own quantizer (MatMulNBitsQuantizer, quant_format QDQ): symmetric gives int4
 # without zero points, asymmetric uint4 with them; from an f16 model, f16 scales (and A, Y f16)

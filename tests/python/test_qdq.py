@@ -34,8 +34,8 @@
 9. QDQ convolutions (with a no-op Relu / Clip or a real one) as QLinearConv on GPU and CPU plans alike,
    the GPU's output equal to the CPU's, and
 10. QDQ MatMuls as QLinearMatMul likewise, and
-11. scales the integer ops refuse (zero, NaN, inf, negative): the QDQ chain stays unfused and runs: see those
-    sections.
+11. scales the integer ops refuse (zero, NaN, inf, negative): the QDQ chain stays unfused and runs, and
+12. a QDQ convolution whose output an If's branch reads by name stays a Conv and runs: see those sections.
 
 Skips (exit 77) while rlx or onnxruntime's quantization tools are missing."""
 import json
@@ -982,4 +982,39 @@ for name, op, xq, wq, group, kern, y_t, sc in [
             name, dev, int((d > 0).sum()), d.size, d.max()))
         if dev == "gpu":
             C.check(sum(fallbacks(log).values()) == 0, "gpu ties %s: fallback %s" % (name, fallbacks(log)))
+# 12. a QDQ convolution whose f32 output an If's branch also reads by name (not a node input): the plan fixes
+# the condition from its graph input and the fold inlines the branch after fuse_qdq_conv ran, so the Conv must
+# stay (the pass had made it QLinearConv and left the branch's ReduceSum without 'cv': a segfault on the CPU,
+# 'value has no arena offset' on the GPU); the condition false reads 'cv' in the other branch likewise
+def qconv_if(path):
+    f32 = lambda n: H.make_tensor_value_info(n, T.FLOAT, None)  # noqa: E731
+    then_g = H.make_graph([H.make_node("ReduceSum", ["cv"], ["t"], keepdims=0)], "then", [], [f32("t")])
+    else_g = H.make_graph([H.make_node("ReduceMax", ["cv"], ["e"], keepdims=0)], "else", [], [f32("e")])
+    nodes = [H.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             H.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+             H.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wf"]),
+             H.make_node("Conv", ["xd", "wf"], ["cv"], pads=[1, 1, 1, 1]),
+             H.make_node("QuantizeLinear", ["cv", "sy", "zy"], ["yq"]),
+             H.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
+             H.make_node("If", ["c"], ["y2"], then_branch=then_g, else_branch=else_g)]
+    inits = [NH.from_array(np.float32(0.05), "sx"), NH.from_array(np.uint8(128), "zx"),
+             NH.from_array(rng.integers(-100, 100, (3, 2, 3, 3)).astype(np.int8), "wq"),
+             NH.from_array(np.float32(0.01), "sw"), NH.from_array(np.int8(0), "zw"),
+             NH.from_array(np.float32(0.1), "sy"), NH.from_array(np.uint8(128), "zy")]
+    g = H.make_graph(nodes, "qconv_if", [H.make_tensor_value_info("x", T.FLOAT, [1, 2, 5, 5]),
+                                         H.make_tensor_value_info("c", T.BOOL, [])], [f32("y"), f32("y2")], inits)
+    onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 17)], ir_version=8), path)
+
+
+pif = os.path.join(tmp, "qconv_if.onnx")
+qconv_if(pif)
+for cond in (True, False):
+    feeds = {"x": rng.standard_normal((1, 2, 5, 5)).astype(np.float32), "c": np.array(cond)}
+    want = ort.InferenceSession(pif, providers=["CPUExecutionProvider"]).run(None, feeds)
+    for dev in ("cpu", "gpu"):
+        r, log = rlx_run(pif, feeds, ["y", "y2"], dev)
+        if not C.check(r is not None, "QDQ conv read by an If branch (cond %s) on %s: run failed" % (cond, dev)):
+            continue
+        ok = all(np.allclose(a, b, rtol=1e-5, atol=1e-4) for a, b in zip(r, want))
+        C.check(ok, "QDQ conv read by an If branch (cond %s) on %s: %s vs onnxruntime %s" % (cond, dev, r, want))
 sys.exit(C.done())
