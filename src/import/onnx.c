@@ -1881,7 +1881,7 @@ static const char *name_4bit(const rlx_value *v) { return rlx_onnx_type_name(v->
  * (QuantizeLinear's y_zero_point, whose output would saturate to the 4-bit
  * range; Cast; Identity; an op of a subgraph) is refused naming the node.
  * errors: RLX_ERR_UNSUPPORTED, RLX_ERR_INVALID_MODEL (x and x_zero_point of
- * different types). */
+ * different types; a 4-bit x below opset 21). */
 static rlx_status check_4bit_uses(const Onnx__GraphProto *gp, const rlx_graph *g) {
     char label[300];
     for (size_t i = 0; i < gp->n_output; i++) {
@@ -1904,8 +1904,13 @@ static rlx_status check_4bit_uses(const Onnx__GraphProto *gp, const rlx_graph *g
                                 "x and x_zero_point (4-bit outputs are not supported)",
                                 node_label(np, i, label, sizeof label), nm, name_4bit(v));
         }
+        const rlx_value *x4 = dq && np->n_input && np->input[0] ? find_4bit(g, np->input[0]) : NULL;
+        if (x4 && g->opset < 21) /* INT4 / UINT4 came with DequantizeLinear-21 */
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: x '%s' is %s, which DequantizeLinear takes from opset 21 (the "
+                            "model imports opset %lld)", node_label(np, i, label, sizeof label), np->input[0],
+                            name_4bit(x4), (long long)g->opset);
         if (!dq || np->n_input < 3 || !np->input[2] || !*np->input[2]) continue;
-        const rlx_value *x = np->input[0] ? find_4bit(g, np->input[0]) : NULL, *z = find_4bit(g, np->input[2]);
+        const rlx_value *x = x4, *z = find_4bit(g, np->input[2]);
         if ((x || z) && (!x || !z || x->dtype != z->dtype))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: x '%s' and x_zero_point '%s' must have the same type (%s)",
                             node_label(np, i, label, sizeof label), np->input[0] ? np->input[0] : "",

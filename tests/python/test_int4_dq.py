@@ -207,4 +207,9 @@ bad = tensor4("w", [1, 2, 3], True, False)
 bad.int32_data[0] = 300
 refused("int32_data_not_a_byte", model([H.make_node("DequantizeLinear", ["w", "s"], ["y"], name="dq")], [bad, S]),
         ("'w'", "int32_data[0] = 300"))
+# INT4 / UINT4 came with DequantizeLinear-21: a model importing opset 19 or 20 (onnxruntime refuses it too)
+for ver in (19, 20):
+    m = model([H.make_node("DequantizeLinear", ["w", "s"], ["y"], name="dq")], [W4, S])
+    m.opset_import[0].version = ver
+    refused("dq_int4_opset%d" % ver, m, ("node 'dq'", "int4", "from opset 21", "opset %d" % ver))
 C.done()
