@@ -556,6 +556,8 @@ class InferenceSession:
         its terminate set True from another thread stops the run with
         rlx.Error RLX_ERR_CANCELLED (see RunOptions)."""
         ro = RunOptions._from(run_options)
+        if isinstance(output_names, np.ndarray) and output_names.ndim == 1 and output_names.dtype.kind == "U":
+            output_names = output_names.tolist()  # onnxruntime takes a 1-D array of names too
         if output_names is not None and (isinstance(output_names, (str, bytes)) or
                                          not isinstance(output_names, (list, tuple)) or
                                          not all(isinstance(n, str) for n in output_names)):
@@ -588,4 +590,12 @@ class InferenceSession:
             raise
         if not output_names:
             return outs
-        return [outs[self._output_index[n]] for n in output_names]
+        # a name asked for twice gets an array of its own each time, as
+        # onnxruntime returns them: the same object twice let a write to one
+        # change the other
+        picked, taken = [], set()
+        for n in output_names:
+            i = self._output_index[n]
+            picked.append(outs[i].copy() if i in taken else outs[i])
+            taken.add(i)
+        return picked

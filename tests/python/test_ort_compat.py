@@ -202,6 +202,16 @@ raises(lambda: rlx.InferenceSession(p1, {"gpu.f16": "1"}), TypeError, "rlx.Sessi
 for bad in (5, "y", [1], {"y": 1}):
     raises(lambda: rlx.InferenceSession(p1).run(bad, {}), TypeError, "output_names must be a list",
            "run(%r, ...)" % (bad,))
+# an output asked for twice comes back as two arrays, as onnxruntime returns
+# it (rlx returned one object twice: writing to one changed the other), and
+# a 1-D numpy array of names selects as a list does (onnxruntime takes it)
+sd = rlx.InferenceSession(p1)
+dup = sd.run(["k", "y", "k"], f1)
+C.check(dup[0] is not dup[2] and np.array_equal(dup[0], dup[2]), "run(['k', 'y', 'k']): one array twice")
+dup[0][...] = 0
+C.check(np.array_equal(dup[2], sd.run(["k"], f1)[0]), "run(['k', 'y', 'k']): writing the first changed the second")
+arr = sd.run(np.array(["y", "k"]), f1)
+C.check(len(arr) == 2 and np.array_equal(arr[0], dup[1]), "run(np.array(['y', 'k'])) gave %d outputs" % len(arr))
 so = rlx.SessionOptions()
 so.add_session_config_entry("gpu.f61", "1")
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx option")
