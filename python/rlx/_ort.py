@@ -92,21 +92,32 @@ class SessionOptions:
                                    "gpu.f16", "1"); rlx validates keys and values
                                    when the session is created
     Accepted without effect (they change no result): inter_op_num_threads,
-    execution_mode, log_severity_level, log_verbosity_level, logid,
-    enable_mem_pattern, enable_cpu_mem_arena, use_deterministic_compute (rlx
-    is deterministic). Refused when set (rlx.Error RLX_ERR_UNSUPPORTED at
-    session creation): enable_profiling, optimized_model_filepath."""
+    execution_mode, execution_order, log_severity_level, log_verbosity_level,
+    logid, enable_mem_pattern, enable_mem_reuse, enable_cpu_mem_arena,
+    profile_file_prefix, use_deterministic_compute (rlx is deterministic).
+    Refused when set (rlx.Error RLX_ERR_UNSUPPORTED at session creation):
+    enable_profiling, optimized_model_filepath. Any other attribute raises
+    AttributeError, as on onnxruntime's SessionOptions (a misspelt
+    intra_op_num_thread was kept and changed nothing)."""
+
+    __slots__ = ("_graph_optimization_level", "_intra_op_num_threads", "inter_op_num_threads", "execution_mode",
+                 "execution_order", "log_severity_level", "log_verbosity_level", "logid", "enable_mem_pattern",
+                 "enable_mem_reuse", "enable_cpu_mem_arena", "profile_file_prefix", "use_deterministic_compute",
+                 "enable_profiling", "optimized_model_filepath", "_config")
 
     def __init__(self):
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self._intra_op_num_threads = 0
         self.inter_op_num_threads = 0
         self.execution_mode = 0
+        self.execution_order = 0
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.logid = ""
         self.enable_mem_pattern = True
+        self.enable_mem_reuse = True
         self.enable_cpu_mem_arena = True
+        self.profile_file_prefix = "onnxruntime_profile_"
         self.use_deterministic_compute = False
         self.enable_profiling = False
         self.optimized_model_filepath = ""
@@ -372,14 +383,18 @@ class RunOptions:
       options whose terminate is already True raises at once. Other runs,
       of the same session too, are not affected. Set it False again to
       reuse the options.
-    log_severity_level, log_verbosity_level, run_tag: accepted and kept,
-      as onnxruntime's; rlx's messages go through one process-wide log
-      (rlx.set_log_callback), so they change nothing."""
+    log_severity_level, log_verbosity_level, logid, run_tag: accepted and
+      kept, as onnxruntime's; rlx's messages go through one process-wide log
+      (rlx.set_log_callback), so they change nothing.
+    only_execute_path_to_fetches: accepted and kept; rlx runs the whole
+      plan, which gives the same outputs."""
 
-    _KEYS = ("terminate", "log_severity_level", "log_verbosity_level", "run_tag")
+    _KEYS = ("terminate", "log_severity_level", "log_verbosity_level", "logid", "run_tag",
+             "only_execute_path_to_fetches")
     # no other attributes: a misspelt one (ro.terminat = True) raises
     # AttributeError, as on onnxruntime's RunOptions, instead of being kept
-    __slots__ = ("_h", "_terminate", "log_severity_level", "log_verbosity_level", "run_tag")
+    __slots__ = ("_h", "_terminate", "log_severity_level", "log_verbosity_level", "logid", "run_tag",
+                 "only_execute_path_to_fetches")
 
     def __init__(self):
         self._h = None
@@ -389,7 +404,9 @@ class RunOptions:
         self._terminate = False
         self.log_severity_level = 2
         self.log_verbosity_level = 0
+        self.logid = ""
         self.run_tag = ""
+        self.only_execute_path_to_fetches = False
 
     def __del__(self):
         if getattr(self, "_h", None):

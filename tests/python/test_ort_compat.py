@@ -218,6 +218,33 @@ raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx 
 so = rlx.SessionOptions()
 so.enable_profiling = True
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "enable_profiling", "profiling")
+# every attribute of onnxruntime's SessionOptions and RunOptions can be set on
+# rlx's (RunOptions' logid and only_execute_path_to_fetches were an
+# AttributeError), and a name onnxruntime does not have is an AttributeError
+# on both (SessionOptions kept a misspelt intra_op_num_thread, changing nothing)
+for ort_cls, rlx_cls in ((onnxruntime.SessionOptions, rlx.SessionOptions), (onnxruntime.RunOptions, rlx.RunOptions)):
+    ort_obj, rlx_obj = ort_cls(), rlx_cls()
+    for name in dir(ort_obj):
+        value = getattr(ort_obj, name)
+        if name.startswith("_") or callable(value) or name in ("enable_profiling", "optimized_model_filepath"):
+            continue
+        try:
+            setattr(rlx_obj, name, value)
+        except (AttributeError, TypeError) as e:
+            C.check(False, "%s.%s = %r (onnxruntime's default): %s" % (rlx_cls.__name__, name, value, e))
+    for typo in ("intra_op_num_thread", "graph_optimisation_level", "terminat"):
+        for obj in (ort_obj, rlx_obj):
+            try:
+                setattr(obj, typo, 1)
+                C.check(False, "%s.%s = 1 accepted" % (type(obj).__module__ + "." + type(obj).__name__, typo))
+            except AttributeError:
+                pass
+    if rlx_cls is rlx.SessionOptions:
+        got = rlx.InferenceSession(p1, rlx_obj).run(None, f1)
+    else:
+        got = rlx.InferenceSession(p1).run(None, f1, rlx_obj)
+    C.check(np.array_equal(got[0], rlx.InferenceSession(p1).run(None, f1)[0]), "%s with onnxruntime's defaults: "
+            "another output" % rlx_cls.__name__)
 # intra_op_num_threads: an int, as onnxruntime's setter (a float or str is a
 # TypeError; rlx refuses bool too); counts above the pool's 256 run on 256
 # (cpu.threads takes them too, with an info note)
