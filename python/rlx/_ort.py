@@ -451,7 +451,9 @@ class RunOptions:
 class InferenceSession:
     """onnxruntime.InferenceSession's common calls over an rlx session.
 
-    path_or_bytes: a model file path, or the serialized model (bytes).
+    path_or_bytes: a model file path, or the serialized model (bytes; its
+      external data, if any, is read relative to the current folder, as
+      onnxruntime reads it).
     sess_options: an rlx.SessionOptions (None: defaults); anything else,
       onnxruntime's SessionOptions included, raises TypeError.
     providers, provider_options: as onnxruntime (module docstring); None:
@@ -475,7 +477,11 @@ class InferenceSession:
             self._model_path = os.fspath(path_or_bytes)
         else:  # os.fspath said "expected str, bytes or os.PathLike object, not ndarray"
             raise TypeError(_model_arg_error("InferenceSession", path_or_bytes))
-        self.rlx_model = Model(self._model_bytes if self._model_bytes is not None else self._model_path)
+        # a model given as bytes reads its external data from the current
+        # folder, as onnxruntime does (base_dir ""); rlx.Model's default
+        # refuses it
+        self.rlx_model = (Model(self._model_bytes, base_dir="") if self._model_bytes is not None
+                          else Model(self._model_path))
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._create(providers, provider_options)
         self._meta, declared = self._read_fields()

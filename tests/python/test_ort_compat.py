@@ -446,6 +446,31 @@ y_b = rlx.Session(mb).run(f1)[0]
 C.check(np.array_equal(y_b, rlx.Session(rlx.Model(p1)).run(f1)[0]), "Model(bytes) and Model(path) differ")
 raises(lambda: rlx.Model(b""), rlx.Error, "", "Model(b'')")
 
+# a model with external data given as bytes: InferenceSession reads the data
+# from the current folder, as onnxruntime does (rlx refused it, naming
+# rlx_model_load_onnx_memory); rlx.Model(data) without base_dir still
+# refuses it and says how to give the folder from Python
+ext_dir = os.path.join(tmp, "ext")
+os.makedirs(ext_dir)
+We = rng.standard_normal((6, 4)).astype(np.float32)
+me = H.make_model(H.make_graph([H.make_node("MatMul", ["x", "We"], ["y"])], "ext",
+                               [H.make_tensor_value_info("x", T.FLOAT, [2, 6])],
+                               [H.make_tensor_value_info("y", T.FLOAT, [2, 4])], [NH.from_array(We, "We")]),
+                  opset_imports=[H.make_opsetid("", 17)], ir_version=8)
+onnx.save(me, os.path.join(ext_dir, "ext.onnx"), save_as_external_data=True, location="ext.bin", size_threshold=0)
+with open(os.path.join(ext_dir, "ext.onnx"), "rb") as f:
+    ext_bytes = f.read()
+fe = {"x": rng.standard_normal((2, 6)).astype(np.float32)}
+cwd = os.getcwd()
+os.chdir(ext_dir)
+try:
+    want = onnxruntime.InferenceSession(ext_bytes, providers=["CPUExecutionProvider"]).run(None, fe)[0]
+    got = rlx.InferenceSession(ext_bytes).run(None, fe)[0]
+    C.check(np.allclose(got, want, atol=1e-5, rtol=1e-5), "InferenceSession(bytes) with external data: %r" % got)
+    raises(lambda: rlx.Model(ext_bytes), rlx.Error, "rlx.Model(data, base_dir=FOLDER)", "Model(bytes) of external data")
+finally:
+    os.chdir(cwd)
+
 # feeds given as Python lists take the inputs' declared types, as
 # onnxruntime converts them (numpy alone would make float64: "has dtype f64")
 sl = rlx.InferenceSession(p1)
