@@ -307,12 +307,25 @@ def _read_model(buf):
     return m, declared
 
 
+def _dim(declared, inferred):
+    """One dim of NodeArg.shape, merged as onnxruntime merges the model's
+    declaration with its inference: a size beats a symbol's name (or none),
+    two different sizes give None (the declared one is wrong: the run gives
+    the inferred one), and a symbol's name stands where neither has a size."""
+    d_int, i_int = isinstance(declared, int), isinstance(inferred, int)
+    if d_int and i_int:
+        return declared if declared == inferred else None
+    if d_int or i_int:
+        return declared if d_int else inferred
+    return declared if declared is not None else inferred
+
+
 def _shape(declared, inferred):
-    """onnxruntime's NodeArg.shape: each dim as the model declares it (a
-    value or a symbol's name), else as rlx inferred it."""
+    """onnxruntime's NodeArg.shape: the model's declared shape merged with
+    the one rlx inferred, dim by dim (_dim)."""
     if declared is None or inferred is None or len(declared) != len(inferred):
         return inferred
-    return [d if d is not None else i for d, i in zip(declared, inferred)]
+    return [_dim(d, i) for d, i in zip(declared, inferred)]
 
 
 def _node_args(infos: List[dict], declared: Dict[str, list]) -> List[NodeArg]:

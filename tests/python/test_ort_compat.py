@@ -124,6 +124,19 @@ f2 = {"h": rng.uniform(-4, 4, (2, 3)).astype(np.float16), "t": rng.uniform(-4, 4
 # the f16 -> f32 cast is exact; softmax in f64: 1e-12
 compare("dtypes", save(m2, "dtypes.onnx"), f2, atol=1e-12, rtol=1e-12)
 
+# ---------------------------------------------------------------- model 2b: output declarations that disagree
+# get_outputs merges a declared shape with the inferred one as onnxruntime
+# does: a size beats a symbol, two sizes that differ give None (rlx showed the
+# declared [5, 3] of an output that runs as [2, 3], and ['q', 5] for [2, 3])
+g2b = H.make_graph(
+    [H.make_node("Relu", ["x"], ["a"]), H.make_node("Neg", ["x"], ["b"]), H.make_node("Abs", ["v"], ["c"])],
+    "declared", [H.make_tensor_value_info("x", T.FLOAT, [2, 3]), H.make_tensor_value_info("v", T.FLOAT, ["N", 3])],
+    [H.make_tensor_value_info("a", T.FLOAT, [5, 3]), H.make_tensor_value_info("b", T.FLOAT, ["q", 5]),
+     H.make_tensor_value_info("c", T.FLOAT, [4, "q"])])
+f2b = {"x": rng.uniform(-1, 1, (2, 3)).astype(np.float32), "v": rng.uniform(-1, 1, (4, 3)).astype(np.float32)}
+compare("declared shapes", save(H.make_model(g2b, opset_imports=[H.make_opsetid("", 17)], ir_version=8),
+                                "declared.onnx"), f2b, atol=0, rtol=0)
+
 # ---------------------------------------------------------------- model 3: a convolution network, optimisation levels
 Wc = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
 Bc = rng.uniform(0.1, 0.5, 8).astype(np.float32)
