@@ -203,6 +203,8 @@ root = os.path.join(R.ROOT, "third_party", "onnx", "backend-test-data")
 expect(["conformance", TMP], 2, ["no tests found"], "conformance of a folder without tests")
 expect(["conformance", TMP, "--device", "tpu"], 2, ["bad device 'tpu'"], "conformance --device tpu")
 expect(["conformance", TMP, "--suite", "ode"], 2, ["unknown suite 'ode'"], "conformance --suite ode")
+# a device listed twice ran every test twice and listed it twice (exit 0)
+expect(["conformance", TMP, "--device", "cpu,gpu,cpu"], 2, ["names 'cpu' twice"], "conformance --device cpu,gpu,cpu")
 expect(["conformance", TMP, "--device"], 2, ["--device needs a value"], "conformance --device without a value")
 if os.path.isdir(root):
     expect(["conformance", root, "--suite", "node", "--device", "cpu", "--filter", "no_such_test_zz"], 2,
