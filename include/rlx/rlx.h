@@ -183,11 +183,13 @@ RLX_API void rlx_tensor_destroy(rlx_tensor *tensor);
 /* Number of elements (product of dims; 1 for rank 0). */
 RLX_API size_t rlx_tensor_numel(const rlx_tensor *tensor);
 
-/* Reads a NumPy .npy file (format 1.0-3.0, C order, little-endian, dtypes
- * f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1). The data size the header claims is
- * checked against the file before anything is allocated for it.
+/* Reads a NumPy .npy file (format 1.0-3.0, dtypes f2 f4 f8 i1 i2 i4 i8 u1
+ * u2 u4 u8 b1, little- or big-endian, C or Fortran order: the tensor is
+ * C order and native little-endian, as np.load(path) holds it). The data
+ * size the header claims is checked against the file before anything is
+ * allocated for it.
  * errors: RLX_ERR_IO (missing, unreadable, not a regular file),
- *         RLX_ERR_INVALID_ARGUMENT (NULL path or out_tensor, not an .npy file, Fortran order,
+ *         RLX_ERR_INVALID_ARGUMENT (NULL path or out_tensor, not an .npy file,
  *         unsupported dtype, bad shape, truncated data, bytes after the
  *         data), RLX_ERR_UNSUPPORTED
  *         (rank above RLX_MAX_RANK); the message names the file. */

@@ -51,6 +51,28 @@ static size_t npy_list_len(const char *p) {
     return strlen(p);
 }
 
+/* Copies the n elements of es bytes at src, stored in Fortran order (the
+ * first index fastest) for dims[0..rank), into dst in C order (the last
+ * index fastest): np.save writes a transposed array (x.T) so. */
+static void fortran_to_c(unsigned char *dst, const unsigned char *src, const int64_t *dims, int rank, size_t n,
+                         size_t es) {
+    int64_t idx[RLX_MAX_RANK] = { 0 }, fstride[RLX_MAX_RANK];
+    int64_t st = 1;
+    for (int d = 0; d < rank; d++) fstride[d] = st, st *= dims[d];
+    size_t off = 0; /* the element's index in src */
+    for (size_t i = 0; i < n; i++) {
+        memcpy(dst + i * es, src + off * es, es);
+        for (int d = rank - 1; d >= 0; d--) { /* the next C-order index */
+            if (++idx[d] < dims[d]) {
+                off += (size_t)fstride[d];
+                break;
+            }
+            off -= (size_t)(fstride[d] * (dims[d] - 1));
+            idx[d] = 0;
+        }
+    }
+}
+
 rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     if (!path || !out_tensor) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "path or out_tensor is NULL");
     *out_tensor = NULL;
@@ -101,8 +123,10 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
                       *kind == 'O' ? "object" : "structured (void)", (int)(dl < 40 ? dl : 40), d);
         goto done;
     }
-    if (endian == '>' ) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': big-endian .npy data is not supported", path); goto done; }
-    if (endian == '<' || endian == '|' || endian == '=') d++;
+    /* '>': big-endian (np.save of a '>f4' array), swapped to the host's
+     * little-endian order below; rlx is little-endian only */
+    bool swap = endian == '>';
+    if (endian == '<' || endian == '|' || endian == '=' || endian == '>') d++;
     rlx_dtype dtype = RLX_DTYPE_UNDEFINED;
     for (size_t i = 0; i < RLX_ARRAY_LEN(k_npy_types); i++)
         if (strncmp(d, k_npy_types[i].descr, 2) == 0 && (d[2] == '\'' || d[2] == '"')) dtype = k_npy_types[i].dtype;
@@ -113,8 +137,8 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     }
     const char *fo = npy_find(hdr, "fortran_order");
     if (!fo) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy header has no fortran_order", path); goto done; }
-    if (strncmp(fo, "True", 4) == 0) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': Fortran-order .npy is not supported (save with C order)", path); goto done; }
-    if (strncmp(fo, "False", 5) != 0) {
+    bool fortran = strncmp(fo, "True", 4) == 0; /* reordered to C order below */
+    if (!fortran && strncmp(fo, "False", 5) != 0) {
         size_t fl = strcspn(fo, ",}");
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy fortran_order is '%.*s', expected True or False", path,
                       (int)(fl < 16 ? fl : 16), fo);
@@ -170,7 +194,18 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     rlx_tensor *t;
     st = rlx_tensor_create(dtype, dims, rank, &t);
     if (st) { rlx_fail_prefix(st, "'%s': ", path); goto done; }
-    memcpy(t->data, b + hoff + hlen, t->nbytes);
+    size_t es = rlx_dtype_size(dtype);
+    if (fortran && rank > 1) fortran_to_c(t->data, b + hoff + hlen, dims, rank, numel, es);
+    else memcpy(t->data, b + hoff + hlen, t->nbytes);
+    if (swap && es > 1)
+        for (size_t i = 0; i < numel; i++) {
+            unsigned char *e = (unsigned char *)t->data + i * es;
+            for (size_t k = 0; k < es / 2; k++) {
+                unsigned char c = e[k];
+                e[k] = e[es - 1 - k];
+                e[es - 1 - k] = c;
+            }
+        }
     *out_tensor = t;
 done:
     free(hdr);

@@ -192,6 +192,14 @@ p = expect(["run", good, "--input", "x=" + os.path.join(TMP, "x.npy"), "--output
             "--iters", "0"], 0, [], "rlx run with a good .npy")
 y = np.load(os.path.join(TMP, "out", "y.npy"))
 C.check(np.array_equal(y, np.maximum(x, 0)), "rlx run Relu output differs from numpy")
+# np.save of a transposed array writes Fortran order, of a '>f4' array
+# big-endian data: both read as np.load reads them (both were refused)
+for tag, arr in (("xT", x.T.copy().T), ("xbe", x.astype(">f4"))):  # x.T.copy().T: [2, 3], F-contiguous
+    np.save(os.path.join(TMP, tag + ".npy"), arr)
+    expect(["run", good, "--input", "x=" + os.path.join(TMP, tag + ".npy"), "--output-dir",
+            os.path.join(TMP, "out_" + tag), "--iters", "0"], 0, [], "rlx run with " + tag)
+    y = np.load(os.path.join(TMP, "out_" + tag, "y.npy"))
+    C.check(np.array_equal(y, np.maximum(x, 0)), "rlx run of %s: Relu output differs from numpy" % tag)
 
 # ---------------------------------------------------------------- command line
 notdir = os.path.join(TMP, "a_file")
