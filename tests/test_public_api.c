@@ -493,6 +493,9 @@ static void test_null_arguments(void) {
     CHECK_FAILS(rlx_model_add_initializer(m, NULL, t), RLX_ERR_INVALID_ARGUMENT, "initializer name is empty");
     CHECK_FAILS(rlx_model_add_initializer(m, "", t), RLX_ERR_INVALID_ARGUMENT, "initializer name is empty");
     CHECK_OK(rlx_model_add_initializer(m, "w", t));
+    CHECK_FAILS(rlx_model_add_output(m, NULL), RLX_ERR_INVALID_ARGUMENT, "output name is empty");
+    CHECK_FAILS(rlx_model_add_output(m, ""), RLX_ERR_INVALID_ARGUMENT, "output name is empty");
+    CHECK_FAILS(rlx_model_add_output(m, "nope"), RLX_ERR_INVALID_MODEL, "output 'nope' is not defined");
     rlx_model_summary sum;
     CHECK_OK(rlx_model_get_summary(m, &sum));
     CHECK_MSG(sum.n_initializers == 1, "%zu initializers", (size_t)sum.n_initializers);

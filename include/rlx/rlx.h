@@ -375,7 +375,9 @@ RLX_API rlx_status rlx_model_add_node(rlx_model *model, const char *op_type, con
                               size_t n_outputs, const char *const *outputs,
                               size_t n_attrs, const rlx_attr *attrs);
 
-/* Marks a defined value as a graph output. */
+/* Marks a defined value as a graph output.
+ * errors: RLX_ERR_INVALID_ARGUMENT (an empty or NULL name, a finished
+ * model), RLX_ERR_INVALID_MODEL (no value of that name). */
 RLX_API rlx_status rlx_model_add_output(rlx_model *model, const char *name);
 
 /* Infers shapes and verifies the graph; required before creating sessions. */
