@@ -266,9 +266,12 @@ def _declared_shape(value_info):
                                 dim = None
                                 for xf, xw, xv in _fields(dv):
                                     if xf == 1 and xw == 0:
-                                        dim = xv
+                                        # an int64: a negative one (read as 2^64 - k) is no size
+                                        # (rlx takes it as dynamic), as an empty dim_param is no
+                                        # name: None, as onnxruntime shows both
+                                        dim = xv if xv < 1 << 63 else None
                                     elif xf == 2 and xw == 2:
-                                        dim = _name(bytes(xv))
+                                        dim = _name(bytes(xv)) or None
                                 dims.append(dim)
     return name, dims
 

@@ -136,6 +136,18 @@ g2b = H.make_graph(
 f2b = {"x": rng.uniform(-1, 1, (2, 3)).astype(np.float32), "v": rng.uniform(-1, 1, (4, 3)).astype(np.float32)}
 compare("declared shapes", save(H.make_model(g2b, opset_imports=[H.make_opsetid("", 17)], ir_version=8),
                                 "declared.onnx"), f2b, atol=0, rtol=0)
+# a negative dim_value (rlx takes it as dynamic, with a warning) showed as
+# 2^64 - k, an empty dim_param as '': None for both, as onnxruntime (an
+# output declared [5, -1] that runs as [2, 3] is not compared: rlx shows
+# [None, 3], onnxruntime [None, None])
+m2c = H.make_model(g2b, opset_imports=[H.make_opsetid("", 17)], ir_version=8)
+m2c.graph.input[1].type.tensor_type.shape.dim[0].dim_param = ""
+compare("an empty declared dim_param", save(m2c, "declared_neg.onnx"), f2b, atol=0, rtol=0)
+m2c.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -5
+shapes = [[list(i.shape) for i in S(save(m2c, "declared_neg2.onnx"), providers=["CPUExecutionProvider"]).get_inputs()]
+          for S in (rlx.InferenceSession, onnxruntime.InferenceSession)]
+C.check(shapes[0] == shapes[1] == [[None, 3], [None, 3]], "inputs declared [-5, 3] and ['', 3]: rlx %r, onnxruntime %r"
+        % tuple(shapes))
 
 # ---------------------------------------------------------------- model 3: a convolution network, optimisation levels
 Wc = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
