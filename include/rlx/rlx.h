@@ -565,7 +565,10 @@ RLX_API void rlx_session_destroy(rlx_session *session);
  *         borrowed for the duration of the call only and never written: a
  *         CPU plan reads an input whose data is 16-byte aligned in place
  *         (other inputs are copied first), so it must not change during
- *         the call; afterwards the caller may reuse or free it. The strings
+ *         the call; afterwards the caller may reuse or free it. A bool
+ *         element is false where its byte is 0 and true elsewhere (an input
+ *         holding bytes other than 0 and 1 runs from a copy of 0s and 1s,
+ *         made per run). The strings
  *         of string inputs are borrowed likewise; a NULL element is refused
  *         (RLX_ERR_INVALID_ARGUMENT).
  * outputs: on success *out_outputs holds rlx_session_num_outputs() tensors in
