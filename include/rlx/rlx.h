@@ -185,7 +185,10 @@ RLX_API size_t rlx_tensor_numel(const rlx_tensor *tensor);
 
 /* Reads a NumPy .npy file (format 1.0-3.0, dtypes f2 f4 f8 i1 i2 i4 i8 u1
  * u2 u4 u8 b1, little- or big-endian, C or Fortran order: the tensor is
- * C order and native little-endian, as np.load(path) holds it). The data
+ * C order and native little-endian, as np.load(path) holds it). Fixed-width
+ * str ('<U<n>') and bytes ('|S<n>') arrays, as rlx_tensor_save_npy writes
+ * them, give a string tensor (UTF-8; each element cut at its trailing NULs,
+ * as np.load does; one with a NUL before its end is refused). The data
  * size the header claims is checked against the file before anything is
  * allocated for it.
  * errors: RLX_ERR_IO (missing, unreadable, not a regular file),
