@@ -68,6 +68,48 @@ static void test_legacy_broadcast(void) {
     CHECK_FAILS(test_run_op("Mul", 6, "cpu", 2, (const rlx_tensor *[]){ a, b }, NULL, 1, 0, NULL, &out),
                 RLX_ERR_INVALID_MODEL, "broadcast");
     CHECK(out == NULL);
+    /* Sum, Max, Min and Mean before version 8 take inputs of one shape (Max-6
+     * of [2, 3, 4, 5] and [5] broadcast; onnxruntime refuses it at opset 7):
+     * refused at load for static dims, at the plan for fed ones; version 8
+     * broadcasts */
+    int64_t dl[1] = { 5 }, dyn[1] = { -1 };
+    rlx_tensor *last = test_tensor_random(RLX_DTYPE_F32, 1, dl, -2, 2);
+    static const char *const variadic[4] = { "Sum", "Max", "Min", "Mean" };
+    for (int k = 0; k < 4; k++) {
+        CHECK_FAILS(test_run_op(variadic[k], 6, "cpu", 2, (const rlx_tensor *[]){ a, last }, NULL, 1, 0, NULL, &out),
+                    RLX_ERR_INVALID_MODEL, "before version 8 the inputs have one shape");
+        CHECK(out == NULL);
+        CHECK_OK(test_run_op(variadic[k], 8, "cpu", 2, (const rlx_tensor *[]){ a, last }, NULL, 1, 0, NULL, &out));
+        test_free_outputs(out, 1);
+        out = NULL;
+        CHECK_OK(test_run_op(variadic[k], 6, "cpu", 2, (const rlx_tensor *[]){ last, last }, NULL, 1, 0, NULL, &out));
+        test_free_outputs(out, 1);
+        out = NULL;
+    }
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(7, &m));
+    CHECK_OK(rlx_model_add_input(m, "p", RLX_DTYPE_F32, 1, dyn, NULL));
+    CHECK_OK(rlx_model_add_input(m, "q", RLX_DTYPE_F32, 1, dyn, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Max", "mx", 2, (const char *[]){ "p", "q" }, 1, (const char *[]){ "y" }, 0, NULL));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_session *sess = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &sess));
+    rlx_tensor *one = test_tensor_random(RLX_DTYPE_F32, 1, (int64_t[]){ 1 }, -2, 2);
+    size_t n_out = 0;
+    if (sess) {
+        CHECK_FAILS(rlx_session_run(sess, 2, (const char *[]){ "p", "q" }, (const rlx_tensor *[]){ last, one }, &out,
+                                    &n_out),
+                    RLX_ERR_INVALID_ARGUMENT, "node 'mx' (Max): inputs 'p' of shape [5] and 'q' of shape [1] differ");
+        CHECK_OK(rlx_session_run(sess, 2, (const char *[]){ "p", "q" }, (const rlx_tensor *[]){ last, last }, &out,
+                                 &n_out));
+        test_free_outputs(out, (int)n_out);
+        out = NULL;
+    }
+    rlx_session_destroy(sess);
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(one);
+    rlx_tensor_destroy(last);
     rlx_tensor_destroy(a);
     rlx_tensor_destroy(b);
     rlx_tensor_destroy(x);

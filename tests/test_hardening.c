@@ -80,8 +80,43 @@ static void test_npy(void) {
     /* fortran_order must say True or False */
     write_npy("fo.npy", "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8);
     CHECK_FAILS(rlx_tensor_load_npy(tmp_path("fo.npy"), &t), RLX_ERR_INVALID_ARGUMENT, "fortran_order is 'Maybe'");
-    write_npy("fo2.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8);
-    CHECK_FAILS(rlx_tensor_load_npy(tmp_path("fo2.npy"), &t), RLX_ERR_INVALID_ARGUMENT, "Fortran-order");
+    /* Fortran order (np.save of x.T) and big-endian data (a '>f4' array)
+     * load as np.load holds them: C order, native order (both were refused);
+     * the data bytes are 0, 1, 2, ... */
+    write_npy("fo2.npy", "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3, 4), }", 24);
+    CHECK_OK(rlx_tensor_load_npy(tmp_path("fo2.npy"), &t));
+    if (t) {
+        int bad = 0;
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                for (int k = 0; k < 4; k++) bad += ((const uint8_t *)t->data)[(i * 3 + j) * 4 + k] != i + 2 * j + 6 * k;
+        CHECK_MSG(t->rank == 3 && t->dims[0] == 2 && t->dims[2] == 4 && bad == 0, "Fortran order: %d elements differ",
+                  bad);
+        rlx_tensor_destroy(t);
+        t = NULL;
+    }
+    write_npy("fo3.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8);
+    CHECK_OK(rlx_tensor_load_npy(tmp_path("fo3.npy"), &t));
+    rlx_tensor_destroy(t);
+    t = NULL;
+    write_npy("fo0.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 3), }", 0);
+    CHECK_OK(rlx_tensor_load_npy(tmp_path("fo0.npy"), &t));
+    CHECK(t && t->dims[0] == 0 && t->dims[1] == 3);
+    rlx_tensor_destroy(t);
+    t = NULL;
+    write_npy("be.npy", "{'descr': '>i4', 'fortran_order': True, 'shape': (2, 2), }", 16);
+    CHECK_OK(rlx_tensor_load_npy(tmp_path("be.npy"), &t));
+    if (t) {
+        const int32_t *v = t->data; /* element (i, j) is stored at i + 2 j, bytes 4e .. 4e + 3, high byte first */
+        int bad = 0;
+        for (int e = 0; e < 4; e++) {
+            int f = (e / 2) + 2 * (e % 2);
+            bad += v[e] != (int32_t)((4 * f) << 24 | (4 * f + 1) << 16 | (4 * f + 2) << 8 | (4 * f + 3));
+        }
+        CHECK_MSG(t->dtype == RLX_DTYPE_I32 && bad == 0, "big-endian Fortran-order i4: %d elements differ", bad);
+        rlx_tensor_destroy(t);
+        t = NULL;
+    }
     /* a dim beyond int64 (strtoll saturates) and junk after a dim */
     write_npy("big_dim.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 0), }", 0);
     CHECK_FAILS(rlx_tensor_load_npy(tmp_path("big_dim.npy"), &t), RLX_ERR_INVALID_ARGUMENT, "out of range");

@@ -109,6 +109,16 @@ static void test_set_get(void) {
     CHECK(v && strcmp(v, "0") == 0);
     CHECK_FAILS(rlx_options_parse(o, "debug.dump_ir"), RLX_ERR_INVALID_ARGUMENT, "expected KEY=VALUE");
     CHECK_FAILS(rlx_options_parse(o, "=1"), RLX_ERR_INVALID_ARGUMENT, "expected KEY=VALUE");
+    /* rlx_options_check_limit: a key that is an option but no limit is named as such (it was "unknown option") */
+    CHECK_OK(rlx_options_set(o, "limits.max_tensor_bytes", "1K"));
+    CHECK_OK(rlx_options_check_limit(o, "limits.max_tensor_bytes", 1024, "a tensor"));
+    CHECK_FAILS(rlx_options_check_limit(o, "limits.max_tensor_bytes", 1025, "a tensor"), RLX_ERR_OUT_OF_MEMORY,
+                "a tensor");
+    CHECK_FAILS(rlx_options_check_limit(o, "cpu.threads", 1, "x"), RLX_ERR_INVALID_ARGUMENT,
+                "option 'cpu.threads' is not a limit");
+    CHECK_FAILS(rlx_options_check_limit(o, "limits.max_nothing", 1, "x"), RLX_ERR_INVALID_ARGUMENT,
+                "unknown option 'limits.max_nothing'");
+    CHECK_FAILS(rlx_options_check_limit(o, NULL, 1, "x"), RLX_ERR_INVALID_ARGUMENT, "unknown option");
     rlx_options_destroy(o);
     rlx_options_destroy(NULL);
 }

@@ -493,6 +493,9 @@ static void test_null_arguments(void) {
     CHECK_FAILS(rlx_model_add_initializer(m, NULL, t), RLX_ERR_INVALID_ARGUMENT, "initializer name is empty");
     CHECK_FAILS(rlx_model_add_initializer(m, "", t), RLX_ERR_INVALID_ARGUMENT, "initializer name is empty");
     CHECK_OK(rlx_model_add_initializer(m, "w", t));
+    CHECK_FAILS(rlx_model_add_output(m, NULL), RLX_ERR_INVALID_ARGUMENT, "output name is empty");
+    CHECK_FAILS(rlx_model_add_output(m, ""), RLX_ERR_INVALID_ARGUMENT, "output name is empty");
+    CHECK_FAILS(rlx_model_add_output(m, "nope"), RLX_ERR_INVALID_MODEL, "output 'nope' is not defined");
     rlx_model_summary sum;
     CHECK_OK(rlx_model_get_summary(m, &sum));
     CHECK_MSG(sum.n_initializers == 1, "%zu initializers", (size_t)sum.n_initializers);
@@ -500,8 +503,64 @@ static void test_null_arguments(void) {
     rlx_tensor_destroy(t);
 }
 
+/* A bool input holding bytes other than 0 and 1 (C's _Bool read from
+ * memory, numpy's view of uint8 data as bool) is true where nonzero: Cast
+ * gave 2.0 and 255.0, Equal(2, 1) false, Identity returned the 2. The
+ * caller's bytes stay as they were; run and run_into agree. */
+static void test_bool_bytes(const char *device) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(17, &m));
+    int64_t d4[1] = { 4 };
+    CHECK_OK(rlx_model_add_input(m, "b", RLX_DTYPE_BOOL, 1, d4, NULL));
+    CHECK_OK(rlx_model_add_input(m, "c", RLX_DTYPE_BOOL, 1, d4, NULL));
+    const rlx_attr to_f = RLX_ATTR_I("to", 1), to_u8 = RLX_ATTR_I("to", 2);
+    CHECK_OK(rlx_model_add_node(m, "Cast", "cf", 1, (const char *[]){ "b" }, 1, (const char *[]){ "f" }, 1, &to_f));
+    CHECK_OK(rlx_model_add_node(m, "Cast", "cu", 1, (const char *[]){ "b" }, 1, (const char *[]){ "u" }, 1, &to_u8));
+    CHECK_OK(rlx_model_add_node(m, "Equal", "eq", 2, (const char *[]){ "b", "c" }, 1, (const char *[]){ "e" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Identity", "id", 1, (const char *[]){ "b" }, 1, (const char *[]){ "i" }, 0, NULL));
+    static const char *const outs[4] = { "f", "u", "e", "i" };
+    for (int k = 0; k < 4; k++) CHECK_OK(rlx_model_add_output(m, outs[k]));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_session_options o = { .device = device };
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, &o, &s));
+    rlx_tensor *b = test_tensor(RLX_DTYPE_BOOL, 1, d4), *c = test_tensor(RLX_DTYPE_BOOL, 1, d4);
+    const unsigned char bv[4] = { 2, 0, 255, 1 }, cv[4] = { 1, 1, 1, 0 };
+    if (s && b && c) {
+        memcpy(b->data, bv, 4);
+        memcpy(c->data, cv, 4);
+        const char *names[2] = { "b", "c" };
+        const rlx_tensor *in[2] = { b, c };
+        rlx_tensor **y = NULL;
+        size_t n = 0;
+        for (int pass = 0; pass < 2; pass++) { /* run, then run_into the outputs of the first */
+            if (pass == 0) CHECK_OK(rlx_session_run(s, 2, names, in, &y, &n));
+            else if (y) CHECK_OK(rlx_session_run_into(s, 2, names, in, y));
+            if (!y || n != 4) break;
+            const float *f = y[0]->data;
+            const unsigned char *u = y[1]->data, *e = y[2]->data, *i = y[3]->data;
+            int bad = 0;
+            for (int k = 0; k < 4; k++) {
+                int want = bv[k] != 0;
+                bad += f[k] != (float)want || u[k] != want || e[k] != (want == cv[k]) || i[k] != want;
+            }
+            CHECK_MSG(bad == 0, "%s, %s: %d elements of bool bytes 2, 0, 255, 1 wrong", device,
+                      pass ? "run_into" : "run", bad);
+            for (int k = 0; k < 4; k++) memset(y[k]->data, 0x7f, y[k]->nbytes); /* run_into must write them */
+        }
+        CHECK(memcmp(b->data, bv, 4) == 0); /* the caller's input is not written */
+        test_free_outputs(y, (int)n);
+    }
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(b);
+    rlx_tensor_destroy(c);
+}
+
 int main(void) {
     test_seed_from_env();
+    test_bool_bytes("cpu");
+    if (test_have_gpu()) test_bool_bytes("gpu");
     test_null_arguments();
     test_add_input_dims();
     test_half_and_clock();

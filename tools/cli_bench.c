@@ -21,7 +21,8 @@ static void print_help(FILE *f) {
             "Times forward passes of MODEL.onnx on a device: the first run (which compiles a\n"
             "plan for the input shapes), then --warmup untimed runs, then --iters timed runs.\n"
             "Steady runs fill the same output tensors in place, so a pass is the input\n"
-            "upload, the dispatches and the read-back of the outputs, nothing else.\n"
+            "upload, the dispatches and the read-back of the outputs, nothing else (a model\n"
+            "with string outputs, or a plan that runs eagerly, allocates them each run).\n"
             "\n"
             "options:\n"
             "  --device DEV          cpu (default), gpu or gpu:N (see 'rlx devices')\n"
@@ -120,6 +121,20 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
 /* ------------------------------------------------------------ inputs */
 
 /* ------------------------------------------------------------ statistics */
+
+/* One steady run: into the same outputs (rlx_session_run_into), or, for a
+ * plan that cannot fill them in place (eager plans, string outputs, which
+ * own their characters), one that allocates them, freed at once. */
+static rlx_status bench_run(rlx_session *s, bool into, size_t n_in, const char *const *names,
+                            const rlx_tensor *const *inputs, rlx_tensor **outs) {
+    if (into) return rlx_session_run_into(s, n_in, names, inputs, outs);
+    rlx_tensor **tmp = NULL;
+    size_t nt = 0;
+    rlx_status st = rlx_session_run(s, n_in, names, inputs, &tmp, &nt);
+    for (size_t i = 0; i < nt; i++) rlx_tensor_destroy(tmp[i]);
+    free(tmp);
+    return st;
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -431,6 +446,10 @@ int cli_cmd_bench(int argc, char **argv) {
     rlx_session_get_stats(s, &es);
     const rlx_session_stats stats = es;
     bool prog = !es.eager, have_es = es.has_exe_stats;
+    /* string outputs cannot be run into (rlx_session_run_into refused them:
+     * "a timed run failed: ... use rlx_session_run") */
+    bool into = prog;
+    for (size_t i = 0; i < n_out; i++) into = into && outs[i]->dtype != RLX_DTYPE_STRING;
     bool is_gpu = rlx_session_device_kind(s) == RLX_DEVICE_GPU;
     if (!is_gpu && o.gpu_iters_given)
         fprintf(stderr, "rlx: note: --gpu-iters is ignored on device %s (GPU timestamps need a GPU device); "
@@ -440,7 +459,7 @@ int cli_cmd_bench(int argc, char **argv) {
     /* steady runs into the same outputs */
     for (int64_t k = 0; k < o.m.warmup; k++) {
         cli_progress(run_progress, "rlx: warm-up run %lld/%lld", (long long)k + 1, (long long)o.m.warmup);
-        st = prog ? rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs) : RLX_OK;
+        st = prog ? bench_run(s, into, n_in, names, (const rlx_tensor *const *)inputs, outs) : RLX_OK;
         if (st) {
             rc = cli_fail(st, "a warm-up run failed");
             goto done;
@@ -455,19 +474,9 @@ int cli_cmd_bench(int argc, char **argv) {
     }
     for (int64_t k = 0; k < o.m.iters; k++) {
         cli_progress(run_progress, "rlx: timed run %lld/%lld", (long long)k + 1, (long long)o.m.iters);
-        if (prog) {
-            t0 = rlx_now_seconds();
-            st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
-            wall[k] = (rlx_now_seconds() - t0) * 1e3;
-        } else { /* eager plans allocate their outputs anyway */
-            rlx_tensor **tmp = NULL;
-            size_t nt = 0;
-            t0 = rlx_now_seconds();
-            st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
-            wall[k] = (rlx_now_seconds() - t0) * 1e3;
-            for (size_t i = 0; i < nt; i++) rlx_tensor_destroy(tmp[i]);
-            free(tmp);
-        }
+        t0 = rlx_now_seconds(); /* eager plans and string outputs allocate their outputs */
+        st = bench_run(s, into, n_in, names, (const rlx_tensor *const *)inputs, outs);
+        wall[k] = (rlx_now_seconds() - t0) * 1e3;
         if (st) {
             rc = cli_fail(st, "a timed run failed");
             goto done;
@@ -482,7 +491,7 @@ int cli_cmd_bench(int argc, char **argv) {
         st = rlx_session_set_profiling(s, RLX_PROFILE_TOTAL);
         for (int64_t k = 0; k < o.gpu_iters && !st; k++) {
             cli_progress(run_progress, "rlx: run timed on the GPU %lld/%lld", (long long)k + 1, (long long)o.gpu_iters);
-            st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
+            st = bench_run(s, into, n_in, names, (const rlx_tensor *const *)inputs, outs);
             const rlx_profile_slice *sl;
             size_t nsl;
             double tot = 0;
@@ -522,7 +531,7 @@ int cli_cmd_bench(int argc, char **argv) {
         double tot[3] = { 0, 0, 0 };
         for (int k = 0; k < 3 && !st; k++) {
             cli_progress(progress, "rlx: profiling: run %d/3", k + 1);
-            st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
+            st = bench_run(s, into, n_in, names, (const rlx_tensor *const *)inputs, outs);
             const rlx_profile_slice *sl = NULL;
             if (!st) rlx_session_profile(s, &sl, &nsl[k], &tot[k]);
             runs[k] = malloc((nsl[k] + 1) * sizeof *sl);

@@ -265,9 +265,9 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
     if (in && shp)
         return cli_usage_error(cmd, "input '%s' is given both --input and --shape; the file decides the shape",
                                vi->name);
-    if (vi->dtype == RLX_DTYPE_STRING) {
-        cli_error("input '%s' is a string tensor: the command line neither generates strings nor reads them from "
-                  ".npy files; feed it through the C API or the Python bindings (python/rlx)", vi->name);
+    if (vi->dtype == RLX_DTYPE_STRING && !in) {
+        cli_error("input '%s' is a string tensor: the command line does not generate strings; give it with --input "
+                  "%s=FILE.npy (a NumPy array of str or bytes)", vi->name, vi->name);
         return CLI_EXIT_USAGE;
     }
     if (in) {

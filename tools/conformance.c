@@ -774,6 +774,11 @@ int rlx_cli_conformance(int argc, char **argv) {
                         tok, dev_list);
                 return 2;
             }
+            for (int d = 0; d < r.n_dev; d++)
+                if (strcmp(r.devices[d], tok) == 0) { /* it ran every test twice and reported it twice */
+                    fprintf(stderr, "rlx: error: conformance: --device '%s' names '%s' twice\n", dev_list, tok);
+                    return 2;
+                }
             if (r.n_dev == MAX_DEV) {
                 fprintf(stderr, "rlx: error: conformance: --device '%s' lists more than %d devices\n", dev_list,
                         MAX_DEV);

@@ -183,11 +183,16 @@ RLX_API void rlx_tensor_destroy(rlx_tensor *tensor);
 /* Number of elements (product of dims; 1 for rank 0). */
 RLX_API size_t rlx_tensor_numel(const rlx_tensor *tensor);
 
-/* Reads a NumPy .npy file (format 1.0-3.0, C order, little-endian, dtypes
- * f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1). The data size the header claims is
- * checked against the file before anything is allocated for it.
+/* Reads a NumPy .npy file (format 1.0-3.0, dtypes f2 f4 f8 i1 i2 i4 i8 u1
+ * u2 u4 u8 b1, little- or big-endian, C or Fortran order: the tensor is
+ * C order and native little-endian, as np.load(path) holds it). Fixed-width
+ * str ('<U<n>') and bytes ('|S<n>') arrays, as rlx_tensor_save_npy writes
+ * them, give a string tensor (UTF-8; each element cut at its trailing NULs,
+ * as np.load does; one with a NUL before its end is refused). The data
+ * size the header claims is checked against the file before anything is
+ * allocated for it.
  * errors: RLX_ERR_IO (missing, unreadable, not a regular file),
- *         RLX_ERR_INVALID_ARGUMENT (NULL path or out_tensor, not an .npy file, Fortran order,
+ *         RLX_ERR_INVALID_ARGUMENT (NULL path or out_tensor, not an .npy file,
  *         unsupported dtype, bad shape, truncated data, bytes after the
  *         data), RLX_ERR_UNSUPPORTED
  *         (rank above RLX_MAX_RANK); the message names the file. */
@@ -373,7 +378,9 @@ RLX_API rlx_status rlx_model_add_node(rlx_model *model, const char *op_type, con
                               size_t n_outputs, const char *const *outputs,
                               size_t n_attrs, const rlx_attr *attrs);
 
-/* Marks a defined value as a graph output. */
+/* Marks a defined value as a graph output.
+ * errors: RLX_ERR_INVALID_ARGUMENT (an empty or NULL name, a finished
+ * model), RLX_ERR_INVALID_MODEL (no value of that name). */
 RLX_API rlx_status rlx_model_add_output(rlx_model *model, const char *name);
 
 /* Infers shapes and verifies the graph; required before creating sessions. */
@@ -561,7 +568,10 @@ RLX_API void rlx_session_destroy(rlx_session *session);
  *         borrowed for the duration of the call only and never written: a
  *         CPU plan reads an input whose data is 16-byte aligned in place
  *         (other inputs are copied first), so it must not change during
- *         the call; afterwards the caller may reuse or free it. The strings
+ *         the call; afterwards the caller may reuse or free it. A bool
+ *         element is false where its byte is 0 and true elsewhere (an input
+ *         holding bytes other than 0 and 1 runs from a copy of 0s and 1s,
+ *         made per run). The strings
  *         of string inputs are borrowed likewise; a NULL element is refused
  *         (RLX_ERR_INVALID_ARGUMENT).
  * outputs: on success *out_outputs holds rlx_session_num_outputs() tensors in

@@ -288,8 +288,15 @@ class Model:
                 model = model.tobytes()  # a strided view (np.frombuffer raised BufferError), as InferenceSession copies it
             data = np.frombuffer(model, dtype=np.uint8)  # no copy; kept alive for the call
             c_dir = _c_string(base_dir, "path") if base_dir is not None else None
-            _check(lib.rlx_model_load_onnx_memory(data.ctypes.data if data.size else None, data.size, c_dir,
-                                                  ctypes.byref(self._h)))
+            try:
+                _check(lib.rlx_model_load_onnx_memory(data.ctypes.data if data.size else None, data.size, c_dir,
+                                                      ctypes.byref(self._h)))
+            except Error as e:
+                if base_dir is None and "no folder to read it from" in str(e):
+                    # the library's message names its C call; say what takes the folder here
+                    raise Error(e.status, str(e)[len(e.status) + 2:] + "; from Python: rlx.Model(data, "
+                                "base_dir=FOLDER) (\"\" the current folder)") from None
+                raise
             return
         if not isinstance(model, (str, os.PathLike)):
             # _c_string said "path must be a str, got ndarray"; the model's bytes are welcome too

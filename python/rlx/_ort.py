@@ -92,21 +92,32 @@ class SessionOptions:
                                    "gpu.f16", "1"); rlx validates keys and values
                                    when the session is created
     Accepted without effect (they change no result): inter_op_num_threads,
-    execution_mode, log_severity_level, log_verbosity_level, logid,
-    enable_mem_pattern, enable_cpu_mem_arena, use_deterministic_compute (rlx
-    is deterministic). Refused when set (rlx.Error RLX_ERR_UNSUPPORTED at
-    session creation): enable_profiling, optimized_model_filepath."""
+    execution_mode, execution_order, log_severity_level, log_verbosity_level,
+    logid, enable_mem_pattern, enable_mem_reuse, enable_cpu_mem_arena,
+    profile_file_prefix, use_deterministic_compute (rlx is deterministic).
+    Refused when set (rlx.Error RLX_ERR_UNSUPPORTED at session creation):
+    enable_profiling, optimized_model_filepath. Any other attribute raises
+    AttributeError, as on onnxruntime's SessionOptions (a misspelt
+    intra_op_num_thread was kept and changed nothing)."""
+
+    __slots__ = ("_graph_optimization_level", "_intra_op_num_threads", "inter_op_num_threads", "execution_mode",
+                 "execution_order", "log_severity_level", "log_verbosity_level", "logid", "enable_mem_pattern",
+                 "enable_mem_reuse", "enable_cpu_mem_arena", "profile_file_prefix", "use_deterministic_compute",
+                 "enable_profiling", "optimized_model_filepath", "_config")
 
     def __init__(self):
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self._intra_op_num_threads = 0
         self.inter_op_num_threads = 0
         self.execution_mode = 0
+        self.execution_order = 0
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.logid = ""
         self.enable_mem_pattern = True
+        self.enable_mem_reuse = True
         self.enable_cpu_mem_arena = True
+        self.profile_file_prefix = "onnxruntime_profile_"
         self.use_deterministic_compute = False
         self.enable_profiling = False
         self.optimized_model_filepath = ""
@@ -255,9 +266,12 @@ def _declared_shape(value_info):
                                 dim = None
                                 for xf, xw, xv in _fields(dv):
                                     if xf == 1 and xw == 0:
-                                        dim = xv
+                                        # an int64: a negative one (read as 2^64 - k) is no size
+                                        # (rlx takes it as dynamic), as an empty dim_param is no
+                                        # name: None, as onnxruntime shows both
+                                        dim = xv if xv < 1 << 63 else None
                                     elif xf == 2 and xw == 2:
-                                        dim = _name(bytes(xv))
+                                        dim = _name(bytes(xv)) or None
                                 dims.append(dim)
     return name, dims
 
@@ -296,12 +310,25 @@ def _read_model(buf):
     return m, declared
 
 
+def _dim(declared, inferred):
+    """One dim of NodeArg.shape, merged as onnxruntime merges the model's
+    declaration with its inference: a size beats a symbol's name (or none),
+    two different sizes give None (the declared one is wrong: the run gives
+    the inferred one), and a symbol's name stands where neither has a size."""
+    d_int, i_int = isinstance(declared, int), isinstance(inferred, int)
+    if d_int and i_int:
+        return declared if declared == inferred else None
+    if d_int or i_int:
+        return declared if d_int else inferred
+    return declared if declared is not None else inferred
+
+
 def _shape(declared, inferred):
-    """onnxruntime's NodeArg.shape: each dim as the model declares it (a
-    value or a symbol's name), else as rlx inferred it."""
+    """onnxruntime's NodeArg.shape: the model's declared shape merged with
+    the one rlx inferred, dim by dim (_dim)."""
     if declared is None or inferred is None or len(declared) != len(inferred):
         return inferred
-    return [d if d is not None else i for d, i in zip(declared, inferred)]
+    return [_dim(d, i) for d, i in zip(declared, inferred)]
 
 
 def _node_args(infos: List[dict], declared: Dict[str, list]) -> List[NodeArg]:
@@ -372,14 +399,18 @@ class RunOptions:
       options whose terminate is already True raises at once. Other runs,
       of the same session too, are not affected. Set it False again to
       reuse the options.
-    log_severity_level, log_verbosity_level, run_tag: accepted and kept,
-      as onnxruntime's; rlx's messages go through one process-wide log
-      (rlx.set_log_callback), so they change nothing."""
+    log_severity_level, log_verbosity_level, logid, run_tag: accepted and
+      kept, as onnxruntime's; rlx's messages go through one process-wide log
+      (rlx.set_log_callback), so they change nothing.
+    only_execute_path_to_fetches: accepted and kept; rlx runs the whole
+      plan, which gives the same outputs."""
 
-    _KEYS = ("terminate", "log_severity_level", "log_verbosity_level", "run_tag")
+    _KEYS = ("terminate", "log_severity_level", "log_verbosity_level", "logid", "run_tag",
+             "only_execute_path_to_fetches")
     # no other attributes: a misspelt one (ro.terminat = True) raises
     # AttributeError, as on onnxruntime's RunOptions, instead of being kept
-    __slots__ = ("_h", "_terminate", "log_severity_level", "log_verbosity_level", "run_tag")
+    __slots__ = ("_h", "_terminate", "log_severity_level", "log_verbosity_level", "logid", "run_tag",
+                 "only_execute_path_to_fetches")
 
     def __init__(self):
         self._h = None
@@ -389,7 +420,9 @@ class RunOptions:
         self._terminate = False
         self.log_severity_level = 2
         self.log_verbosity_level = 0
+        self.logid = ""
         self.run_tag = ""
+        self.only_execute_path_to_fetches = False
 
     def __del__(self):
         if getattr(self, "_h", None):
@@ -434,7 +467,9 @@ class RunOptions:
 class InferenceSession:
     """onnxruntime.InferenceSession's common calls over an rlx session.
 
-    path_or_bytes: a model file path, or the serialized model (bytes).
+    path_or_bytes: a model file path, or the serialized model (bytes; its
+      external data, if any, is read relative to the current folder, as
+      onnxruntime reads it).
     sess_options: an rlx.SessionOptions (None: defaults); anything else,
       onnxruntime's SessionOptions included, raises TypeError.
     providers, provider_options: as onnxruntime (module docstring); None:
@@ -458,7 +493,11 @@ class InferenceSession:
             self._model_path = os.fspath(path_or_bytes)
         else:  # os.fspath said "expected str, bytes or os.PathLike object, not ndarray"
             raise TypeError(_model_arg_error("InferenceSession", path_or_bytes))
-        self.rlx_model = Model(self._model_bytes if self._model_bytes is not None else self._model_path)
+        # a model given as bytes reads its external data from the current
+        # folder, as onnxruntime does (base_dir ""); rlx.Model's default
+        # refuses it
+        self.rlx_model = (Model(self._model_bytes, base_dir="") if self._model_bytes is not None
+                          else Model(self._model_path))
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._create(providers, provider_options)
         self._meta, declared = self._read_fields()
@@ -556,6 +595,8 @@ class InferenceSession:
         its terminate set True from another thread stops the run with
         rlx.Error RLX_ERR_CANCELLED (see RunOptions)."""
         ro = RunOptions._from(run_options)
+        if isinstance(output_names, np.ndarray) and output_names.ndim == 1 and output_names.dtype.kind == "U":
+            output_names = output_names.tolist()  # onnxruntime takes a 1-D array of names too
         if output_names is not None and (isinstance(output_names, (str, bytes)) or
                                          not isinstance(output_names, (list, tuple)) or
                                          not all(isinstance(n, str) for n in output_names)):
@@ -588,4 +629,12 @@ class InferenceSession:
             raise
         if not output_names:
             return outs
-        return [outs[self._output_index[n]] for n in output_names]
+        # a name asked for twice gets an array of its own each time, as
+        # onnxruntime returns them: the same object twice let a write to one
+        # change the other
+        picked, taken = [], set()
+        for n in output_names:
+            i = self._output_index[n]
+            picked.append(outs[i].copy() if i in taken else outs[i])
+            taken.add(i)
+        return picked

@@ -51,6 +51,89 @@ static size_t npy_list_len(const char *p) {
     return strlen(p);
 }
 
+/* Copies the n elements of es bytes at src, stored in Fortran order (the
+ * first index fastest) for dims[0..rank), into dst in C order (the last
+ * index fastest): np.save writes a transposed array (x.T) so. */
+static void fortran_to_c(unsigned char *dst, const unsigned char *src, const int64_t *dims, int rank, size_t n,
+                         size_t es) {
+    int64_t idx[RLX_MAX_RANK] = { 0 }, fstride[RLX_MAX_RANK];
+    int64_t st = 1;
+    for (int d = 0; d < rank; d++) fstride[d] = st, st *= dims[d];
+    size_t off = 0; /* the element's index in src */
+    for (size_t i = 0; i < n; i++) {
+        memcpy(dst + i * es, src + off * es, es);
+        for (int d = rank - 1; d >= 0; d--) { /* the next C-order index */
+            if (++idx[d] < dims[d]) {
+                off += (size_t)fstride[d];
+                break;
+            }
+            off -= (size_t)(fstride[d] * (dims[d] - 1));
+            idx[d] = 0;
+        }
+    }
+}
+
+/* The n string elements of NumPy's fixed-width 'U<w>' (UTF-32 code points,
+ * little-endian here) or 'S<w>' (bytes) at data, each cut at its trailing
+ * NULs as np.load gives them, as a string tensor (UTF-8 for 'U'). An
+ * element holding a NUL before other characters or, for 'U', a code point
+ * that is no Unicode scalar value is refused: rlx's strings end at their
+ * first NUL. */
+static rlx_status npy_strings(const char *path, bool unicode, size_t width, const unsigned char *data, size_t n,
+                              const int64_t *dims, int rank, rlx_tensor **out) {
+    size_t es = unicode ? 4 * width : width, cap = unicode ? 4 * width + 1 : width + 1;
+    char **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    char *chars = NULL;
+    size_t total;
+    rlx_status st = RLX_OK;
+    if (!ptrs || !rlx_mul_ok(n, cap, &total) || !(chars = malloc(total ? total : 1))) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "'%s': out of memory for %zu strings", path, n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *e = data + i * es;
+        char *o = chars + i * cap;
+        ptrs[i] = o;
+        size_t len = width; /* in characters, trailing NULs cut */
+        while (len && (unicode ? (e[4 * (len - 1)] | e[4 * (len - 1) + 1] | e[4 * (len - 1) + 2] |
+                                  e[4 * (len - 1) + 3]) == 0
+                               : e[len - 1] == 0))
+            len--;
+        size_t k = 0;
+        for (size_t c = 0; c < len; c++) {
+            uint32_t cp = unicode ? (uint32_t)e[4 * c] | (uint32_t)e[4 * c + 1] << 8 | (uint32_t)e[4 * c + 2] << 16 |
+                                        (uint32_t)e[4 * c + 3] << 24
+                                  : e[c];
+            if (cp == 0) {
+                st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                              "'%s': string element %zu holds a NUL character before its end (rlx's strings end at "
+                              "the first NUL)", path, i);
+                goto out;
+            }
+            if (!unicode || cp < 0x80) o[k++] = (char)cp;
+            else if (cp < 0x800) o[k++] = (char)(0xc0 | cp >> 6), o[k++] = (char)(0x80 | (cp & 0x3f));
+            else if (cp < 0x10000 && (cp < 0xd800 || cp > 0xdfff))
+                o[k++] = (char)(0xe0 | cp >> 12), o[k++] = (char)(0x80 | ((cp >> 6) & 0x3f)),
+                o[k++] = (char)(0x80 | (cp & 0x3f));
+            else if (cp >= 0x10000 && cp <= 0x10ffff)
+                o[k++] = (char)(0xf0 | cp >> 18), o[k++] = (char)(0x80 | ((cp >> 12) & 0x3f)),
+                o[k++] = (char)(0x80 | ((cp >> 6) & 0x3f)), o[k++] = (char)(0x80 | (cp & 0x3f));
+            else {
+                st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': string element %zu holds U+%X, which is no Unicode "
+                              "character", path, i, (unsigned)cp);
+                goto out;
+            }
+        }
+        o[k] = 0;
+    }
+    st = rlx_tensor_create_strings(dims, rank, (const char *const *)ptrs, out);
+    if (st) rlx_fail_prefix(st, "'%s': ", path);
+out:
+    free(chars);
+    free(ptrs);
+    return st;
+}
+
 rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     if (!path || !out_tensor) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "path or out_tensor is NULL");
     *out_tensor = NULL;
@@ -101,10 +184,24 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
                       *kind == 'O' ? "object" : "structured (void)", (int)(dl < 40 ? dl : 40), d);
         goto done;
     }
-    if (endian == '>' ) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': big-endian .npy data is not supported", path); goto done; }
-    if (endian == '<' || endian == '|' || endian == '=') d++;
+    /* '>': big-endian (np.save of a '>f4' array), swapped to the host's
+     * little-endian order below; rlx is little-endian only */
+    bool swap = endian == '>';
+    if (endian == '<' || endian == '|' || endian == '=' || endian == '>') d++;
     rlx_dtype dtype = RLX_DTYPE_UNDEFINED;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(k_npy_types); i++)
+    /* NumPy's str ('<U<w>') and bytes ('|S<w>') arrays: a string tensor */
+    size_t str_width = 0;
+    bool unicode = *d == 'U';
+    if ((*d == 'U' || *d == 'S') && isdigit((unsigned char)d[1])) {
+        char *end;
+        errno = 0;
+        unsigned long long w = strtoull(d + 1, &end, 10);
+        if ((*end == '\'' || *end == '"') && errno != ERANGE && w >= 1 && w <= (1u << 24)) {
+            dtype = RLX_DTYPE_STRING;
+            str_width = (size_t)w;
+        }
+    }
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_npy_types) && dtype == RLX_DTYPE_UNDEFINED; i++)
         if (strncmp(d, k_npy_types[i].descr, 2) == 0 && (d[2] == '\'' || d[2] == '"')) dtype = k_npy_types[i].dtype;
     if (dtype == RLX_DTYPE_UNDEFINED) {
         const char *q = d; while (*q && *q != '\'' && *q != '"') q++;
@@ -113,8 +210,8 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     }
     const char *fo = npy_find(hdr, "fortran_order");
     if (!fo) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy header has no fortran_order", path); goto done; }
-    if (strncmp(fo, "True", 4) == 0) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': Fortran-order .npy is not supported (save with C order)", path); goto done; }
-    if (strncmp(fo, "False", 5) != 0) {
+    bool fortran = strncmp(fo, "True", 4) == 0; /* reordered to C order below */
+    if (!fortran && strncmp(fo, "False", 5) != 0) {
         size_t fl = strcspn(fo, ",}");
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy fortran_order is '%.*s', expected True or False", path,
                       (int)(fl < 16 ? fl : 16), fo);
@@ -150,7 +247,8 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     st = rlx_shape_numel(dims, rank, &numel);
     if (st) { rlx_fail_prefix(st, "'%s': ", path); goto done; }
     char sb[256];
-    if (!rlx_mul_ok(numel, rlx_dtype_size(dtype), &need)) {
+    size_t es = dtype == RLX_DTYPE_STRING ? (unicode ? 4 * str_width : str_width) : rlx_dtype_size(dtype);
+    if (!rlx_mul_ok(numel, es, &need)) {
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy shape %s of %s: the byte size overflows", path,
                       rlx_shape_str(dims, rank, sb, sizeof sb), rlx_dtype_name(dtype));
         goto done;
@@ -167,10 +265,35 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
                       path, have - need, rlx_shape_str(dims, rank, sb, sizeof sb), rlx_dtype_name(dtype), need, have);
         goto done;
     }
+    if (dtype == RLX_DTYPE_STRING) {
+        /* the fixed-width elements in C order and little-endian, then decoded */
+        unsigned char *el = malloc(need ? need : 1);
+        if (!el) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "'%s': out of memory", path); goto done; }
+        if (fortran && rank > 1) fortran_to_c(el, b + hoff + hlen, dims, rank, numel, es);
+        else memcpy(el, b + hoff + hlen, need);
+        if (swap && unicode)
+            for (size_t i = 0; i < need; i += 4) {
+                unsigned char c0 = el[i], c1 = el[i + 1];
+                el[i] = el[i + 3], el[i + 1] = el[i + 2], el[i + 2] = c1, el[i + 3] = c0;
+            }
+        st = npy_strings(path, unicode, str_width, el, numel, dims, rank, out_tensor);
+        free(el);
+        goto done;
+    }
     rlx_tensor *t;
     st = rlx_tensor_create(dtype, dims, rank, &t);
     if (st) { rlx_fail_prefix(st, "'%s': ", path); goto done; }
-    memcpy(t->data, b + hoff + hlen, t->nbytes);
+    if (fortran && rank > 1) fortran_to_c(t->data, b + hoff + hlen, dims, rank, numel, es);
+    else memcpy(t->data, b + hoff + hlen, t->nbytes);
+    if (swap && es > 1)
+        for (size_t i = 0; i < numel; i++) {
+            unsigned char *e = (unsigned char *)t->data + i * es;
+            for (size_t k = 0; k < es / 2; k++) {
+                unsigned char c = e[k];
+                e[k] = e[es - 1 - k];
+                e[es - 1 - k] = c;
+            }
+        }
     *out_tensor = t;
 done:
     free(hdr);

@@ -566,7 +566,12 @@ rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes,
 }
 
 rlx_status rlx_options_check_limit(const rlx_options *o, const char *key, uint64_t bytes, const char *what) {
-    if (!key || strncmp(key, "limits.", 7) != 0 || !find(key, NULL)) return unknown_key(key);
+    if (!key || !find(key, NULL)) return unknown_key(key);
+    if (strncmp(key, "limits.", 7) != 0) /* it said "unknown option 'cpu.threads'" */
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                        "option '%s' is not a limit (limits.max_model_bytes, limits.max_arena_bytes or "
+                        "limits.max_tensor_bytes)",
+                        key);
     rlx_config *c;
     RLX_TRY(rlx_config_resolve_limits(o, &c));
     rlx_status st = rlx_limit_check(c, key, bytes, what ? what : "this");

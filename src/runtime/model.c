@@ -319,6 +319,9 @@ rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *nod
 
 rlx_status rlx_model_add_output(rlx_model *m, const char *name) {
     RLX_TRY(check_open(m));
+    /* as rlx_model_add_input and _add_initializer (NULL was an invalid
+     * model: "output '' is not defined") */
+    if (!name || !*name) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output name is empty");
     int id = rlx_graph_find(m->g, name);
     if (id < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "output '%s' is not defined", name ? name : "");
     RLX_TRY(RLX_GROW(m->g->outputs, m->g->cap_outputs, m->g->n_outputs + 1));

@@ -60,6 +60,9 @@ struct rlx_session {
     /* n_inputs + 1: the caller's inputs in the graph's order, filled by each
      * run (runs take turns: one array per session, allocated at creation) */
     const rlx_tensor **ordered;
+    /* n_inputs: per bool input, the copy of a run's input that held a byte
+     * other than 0 and 1 (NULL until one did; normalise_bools) */
+    rlx_tensor **bool_copy;
     int ctl_values; /* plans compiled for a new value of a control input (shapes seen before) */
     uint64_t tick;
     uint64_t compiles; /* plans compiled so far (each miss of the cache) */
@@ -161,7 +164,8 @@ static rlx_status find_control_inputs(const rlx_graph *g, bool *ctl_in, bool *an
 static rlx_status inputs_init(rlx_session *s) {
     s->ctl_in = calloc(s->g->n_inputs + 1, sizeof *s->ctl_in);
     s->ordered = calloc(s->g->n_inputs + 1, sizeof *s->ordered);
-    if (!s->ctl_in || !s->ordered) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    s->bool_copy = calloc(s->g->n_inputs + 1, sizeof *s->bool_copy);
+    if (!s->ctl_in || !s->ordered || !s->bool_copy) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     return find_control_inputs(s->g, s->ctl_in, &s->ctl);
 }
 
@@ -241,6 +245,8 @@ static void plan_free(rlx_session *s, plan_entry *e) {
 void rlx_session_destroy(rlx_session *s) {
     if (!s) return;
     for (size_t i = 0; i < s->n_ov; i++) rlx_session_destroy(s->ov[i]); /* before the device they borrow */
+    if (s->bool_copy && s->g)
+        for (size_t i = 0; i < s->g->n_inputs; i++) rlx_tensor_destroy(s->bool_copy[i]);
     free(s->ov_keys);
     for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
     if (!s->borrowed && s->be) s->be->destroy(s->be);
@@ -251,6 +257,7 @@ void rlx_session_destroy(rlx_session *s) {
     if (s->lock_ok) pthread_mutex_destroy(&s->lock);
     free(s->ctl_in);
     free(s->ordered);
+    free(s->bool_copy);
     free(s);
 }
 
@@ -396,6 +403,33 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
                     return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
                                     "input '%s': string element %zu is NULL (each must point to a NUL-terminated "
                                     "string)", v->name, e);
+    }
+    return RLX_OK;
+}
+
+/* A bool input is one byte an element, 0 false and anything else true (C's
+ * _Bool from memory, a numpy view of uint8 data as bool): the kernels read
+ * the byte as a number (Cast gave 2.0 or 255.0, Equal of 2 and 1 false, an
+ * Identity returned the 2), so an input holding a byte other than 0 and 1
+ * runs from a copy of 0s and 1s; the caller's data is never written. */
+static rlx_status normalise_bools(rlx_session *s, const rlx_tensor **ordered) {
+    for (size_t j = 0; j < s->g->n_inputs; j++) {
+        const rlx_tensor *t = ordered[j];
+        if (!t || t->dtype != RLX_DTYPE_BOOL || !t->data) continue;
+        size_t n = rlx_tensor_numel(t), k = 0;
+        const unsigned char *b = t->data;
+        while (k < n && b[k] <= 1) k++;
+        if (k == n) continue;
+        rlx_tensor *c = s->bool_copy[j];
+        if (!c || c->rank != t->rank || memcmp(c->dims, t->dims, sizeof c->dims[0] * (size_t)t->rank)) {
+            rlx_tensor_destroy(c);
+            s->bool_copy[j] = NULL;
+            RLX_TRY(rlx_tensor_create(RLX_DTYPE_BOOL, t->dims, t->rank, &s->bool_copy[j]));
+            c = s->bool_copy[j];
+        }
+        unsigned char *o = c->data;
+        for (size_t e = 0; e < n; e++) o[e] = b[e] != 0;
+        ordered[j] = c;
     }
     return RLX_OK;
 }
@@ -747,6 +781,7 @@ static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *co
                                  const rlx_tensor *const *inputs) {
     const rlx_tensor **ordered = s->ordered;
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, true, ordered));
+    RLX_TRY(normalise_bools(s, ordered)); /* a control input's value decides the plan */
     bool fresh;
     return rlx_session_get_plan(s, ordered, &fresh);
 }
@@ -755,6 +790,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
                              const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
     const rlx_tensor **ordered = s->ordered;
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, false, ordered));
+    RLX_TRY(normalise_bools(s, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     RLX_TRY(last_exec_ready(s));
@@ -780,6 +816,7 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
                                   const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     const rlx_tensor **ordered = s->ordered;
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, false, ordered));
+    RLX_TRY(normalise_bools(s, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     if (s->last->eager)

@@ -192,6 +192,14 @@ p = expect(["run", good, "--input", "x=" + os.path.join(TMP, "x.npy"), "--output
             "--iters", "0"], 0, [], "rlx run with a good .npy")
 y = np.load(os.path.join(TMP, "out", "y.npy"))
 C.check(np.array_equal(y, np.maximum(x, 0)), "rlx run Relu output differs from numpy")
+# np.save of a transposed array writes Fortran order, of a '>f4' array
+# big-endian data: both read as np.load reads them (both were refused)
+for tag, arr in (("xT", x.T.copy().T), ("xbe", x.astype(">f4"))):  # x.T.copy().T: [2, 3], F-contiguous
+    np.save(os.path.join(TMP, tag + ".npy"), arr)
+    expect(["run", good, "--input", "x=" + os.path.join(TMP, tag + ".npy"), "--output-dir",
+            os.path.join(TMP, "out_" + tag), "--iters", "0"], 0, [], "rlx run with " + tag)
+    y = np.load(os.path.join(TMP, "out_" + tag, "y.npy"))
+    C.check(np.array_equal(y, np.maximum(x, 0)), "rlx run of %s: Relu output differs from numpy" % tag)
 
 # ---------------------------------------------------------------- command line
 notdir = os.path.join(TMP, "a_file")
@@ -203,6 +211,8 @@ root = os.path.join(R.ROOT, "third_party", "onnx", "backend-test-data")
 expect(["conformance", TMP], 2, ["no tests found"], "conformance of a folder without tests")
 expect(["conformance", TMP, "--device", "tpu"], 2, ["bad device 'tpu'"], "conformance --device tpu")
 expect(["conformance", TMP, "--suite", "ode"], 2, ["unknown suite 'ode'"], "conformance --suite ode")
+# a device listed twice ran every test twice and listed it twice (exit 0)
+expect(["conformance", TMP, "--device", "cpu,gpu,cpu"], 2, ["names 'cpu' twice"], "conformance --device cpu,gpu,cpu")
 expect(["conformance", TMP, "--device"], 2, ["--device needs a value"], "conformance --device without a value")
 if os.path.isdir(root):
     expect(["conformance", root, "--suite", "node", "--device", "cpu", "--filter", "no_such_test_zz"], 2,

@@ -17,7 +17,9 @@ on the GPU when there is an adapter:
   limit follows the ONNX formula (empty, or too long);
 - an initializer of a narrow type whose int32_data value does not fit is
   refused (RLX_ERR_INVALID_MODEL naming it): onnxruntime refuses f16 and
-  bf16 ("data overflow") and truncates 8- and 16-bit integers silently.
+  bf16 ("data overflow") and truncates 8- and 16-bit integers silently;
+- Gemm with beta 0 does not read C (a NaN or inf there), as onnxruntime and
+  PyTorch's addmm(beta=0), fed, constant and inside an If branch.
 
 Inputs random (seed RLX_TEST_SEED, default 5). Skips (exit 77) while
 librlx.so is not built."""
@@ -232,5 +234,35 @@ t.int32_data.extend([15360, 0xC000])  # 1.0, -2.0
 b = model([H.make_node("Identity", ["w_ok"], ["y"])], [vi("x", T.FLOAT, [1])], [vi("y", T.FLOAT16, None)], [t])
 y = rlx.Session(rlx.Model(b)).run({"x": np.zeros(1, np.float32)})[0]
 C.check(np.array_equal(y.astype(np.float32), [1.0, -2.0]), "f16 int32_data [1, -2]: %s" % y)
+
+# ------------------------------------------------------------ Gemm with beta 0
+# C is not read when beta is 0, as onnxruntime and PyTorch's addmm(beta=0)
+# take it: a NaN or inf in C gave NaN (0 * NaN) on both devices. C fed,
+# constant, and in an If branch (run by the CPU kernels on any device)
+A = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+Bm = rng.uniform(-1, 1, (4, 5)).astype(np.float32)
+Cn = np.array([np.nan, np.inf, -np.inf, 1, 2], np.float32)
+want = (0.5 * (A.astype(np.float64) @ Bm)).astype(np.float32)
+for const in (False, True):
+    ins = [vi("a", T.FLOAT, [3, 4]), vi("b", T.FLOAT, [4, 5])] + ([] if const else [vi("c", T.FLOAT, [5])])
+    b = model([H.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5, beta=0.0)], ins, [vi("y", T.FLOAT, None)],
+              [onnx.numpy_helper.from_array(Cn, "c")] if const else [])
+    feeds = {"a": A, "b": Bm} if const else {"a": A, "b": Bm, "c": Cn}
+    ort = onnxruntime.InferenceSession(b, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    C.check(np.allclose(ort, want, atol=1e-6), "onnxruntime's Gemm beta 0: %s" % ort)
+    for dev, opts in RUNS:
+        got = rlx.Session(rlx.Model(b), device=dev, options=opts).run(feeds)[0]
+        C.check(got.shape == want.shape and np.allclose(got, want, atol=1e-6, rtol=1e-6),
+                "Gemm beta 0, C %s, on %s %s: %s" % ("constant" if const else "fed", dev, opts or "", got))
+branch = H.make_graph([H.make_node("Gemm", ["a", "b", "c"], ["t"], alpha=0.5, beta=0.0)], "then", [],
+                      [vi("t", T.FLOAT, None)])
+other = H.make_graph([H.make_node("Identity", ["a"], ["e"])], "else", [], [vi("e", T.FLOAT, None)])
+b = model([H.make_node("If", ["k"], ["y"], then_branch=branch, else_branch=other)],
+          [vi("a", T.FLOAT, [3, 4]), vi("b", T.FLOAT, [4, 5]), vi("c", T.FLOAT, [5]), vi("k", T.BOOL, [])],
+          [vi("y", T.FLOAT, None)])
+for dev, opts in RUNS:
+    got = rlx.Session(rlx.Model(b), device=dev, options=opts).run({"a": A, "b": Bm, "c": Cn, "k": np.array(True)})[0]
+    C.check(got.shape == want.shape and np.allclose(got, want, atol=1e-6, rtol=1e-6),
+            "Gemm beta 0 in an If branch on %s %s: %s" % (dev, opts or "", got))
 
 C.done()

@@ -124,6 +124,31 @@ f2 = {"h": rng.uniform(-4, 4, (2, 3)).astype(np.float16), "t": rng.uniform(-4, 4
 # the f16 -> f32 cast is exact; softmax in f64: 1e-12
 compare("dtypes", save(m2, "dtypes.onnx"), f2, atol=1e-12, rtol=1e-12)
 
+# ---------------------------------------------------------------- model 2b: output declarations that disagree
+# get_outputs merges a declared shape with the inferred one as onnxruntime
+# does: a size beats a symbol, two sizes that differ give None (rlx showed the
+# declared [5, 3] of an output that runs as [2, 3], and ['q', 5] for [2, 3])
+g2b = H.make_graph(
+    [H.make_node("Relu", ["x"], ["a"]), H.make_node("Neg", ["x"], ["b"]), H.make_node("Abs", ["v"], ["c"])],
+    "declared", [H.make_tensor_value_info("x", T.FLOAT, [2, 3]), H.make_tensor_value_info("v", T.FLOAT, ["N", 3])],
+    [H.make_tensor_value_info("a", T.FLOAT, [5, 3]), H.make_tensor_value_info("b", T.FLOAT, ["q", 5]),
+     H.make_tensor_value_info("c", T.FLOAT, [4, "q"])])
+f2b = {"x": rng.uniform(-1, 1, (2, 3)).astype(np.float32), "v": rng.uniform(-1, 1, (4, 3)).astype(np.float32)}
+compare("declared shapes", save(H.make_model(g2b, opset_imports=[H.make_opsetid("", 17)], ir_version=8),
+                                "declared.onnx"), f2b, atol=0, rtol=0)
+# a negative dim_value (rlx takes it as dynamic, with a warning) showed as
+# 2^64 - k, an empty dim_param as '': None for both, as onnxruntime (an
+# output declared [5, -1] that runs as [2, 3] is not compared: rlx shows
+# [None, 3], onnxruntime [None, None])
+m2c = H.make_model(g2b, opset_imports=[H.make_opsetid("", 17)], ir_version=8)
+m2c.graph.input[1].type.tensor_type.shape.dim[0].dim_param = ""
+compare("an empty declared dim_param", save(m2c, "declared_neg.onnx"), f2b, atol=0, rtol=0)
+m2c.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -5
+shapes = [[list(i.shape) for i in S(save(m2c, "declared_neg2.onnx"), providers=["CPUExecutionProvider"]).get_inputs()]
+          for S in (rlx.InferenceSession, onnxruntime.InferenceSession)]
+C.check(shapes[0] == shapes[1] == [[None, 3], [None, 3]], "inputs declared [-5, 3] and ['', 3]: rlx %r, onnxruntime %r"
+        % tuple(shapes))
+
 # ---------------------------------------------------------------- model 3: a convolution network, optimisation levels
 Wc = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
 Bc = rng.uniform(0.1, 0.5, 8).astype(np.float32)
@@ -202,12 +227,49 @@ raises(lambda: rlx.InferenceSession(p1, {"gpu.f16": "1"}), TypeError, "rlx.Sessi
 for bad in (5, "y", [1], {"y": 1}):
     raises(lambda: rlx.InferenceSession(p1).run(bad, {}), TypeError, "output_names must be a list",
            "run(%r, ...)" % (bad,))
+# an output asked for twice comes back as two arrays, as onnxruntime returns
+# it (rlx returned one object twice: writing to one changed the other), and
+# a 1-D numpy array of names selects as a list does (onnxruntime takes it)
+sd = rlx.InferenceSession(p1)
+dup = sd.run(["k", "y", "k"], f1)
+C.check(dup[0] is not dup[2] and np.array_equal(dup[0], dup[2]), "run(['k', 'y', 'k']): one array twice")
+dup[0][...] = 0
+C.check(np.array_equal(dup[2], sd.run(["k"], f1)[0]), "run(['k', 'y', 'k']): writing the first changed the second")
+arr = sd.run(np.array(["y", "k"]), f1)
+C.check(len(arr) == 2 and np.array_equal(arr[0], dup[1]), "run(np.array(['y', 'k'])) gave %d outputs" % len(arr))
 so = rlx.SessionOptions()
 so.add_session_config_entry("gpu.f61", "1")
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx option")
 so = rlx.SessionOptions()
 so.enable_profiling = True
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "enable_profiling", "profiling")
+# every attribute of onnxruntime's SessionOptions and RunOptions can be set on
+# rlx's (RunOptions' logid and only_execute_path_to_fetches were an
+# AttributeError), and a name onnxruntime does not have is an AttributeError
+# on both (SessionOptions kept a misspelt intra_op_num_thread, changing nothing)
+for ort_cls, rlx_cls in ((onnxruntime.SessionOptions, rlx.SessionOptions), (onnxruntime.RunOptions, rlx.RunOptions)):
+    ort_obj, rlx_obj = ort_cls(), rlx_cls()
+    for name in dir(ort_obj):
+        value = getattr(ort_obj, name)
+        if name.startswith("_") or callable(value) or name in ("enable_profiling", "optimized_model_filepath"):
+            continue
+        try:
+            setattr(rlx_obj, name, value)
+        except (AttributeError, TypeError) as e:
+            C.check(False, "%s.%s = %r (onnxruntime's default): %s" % (rlx_cls.__name__, name, value, e))
+    for typo in ("intra_op_num_thread", "graph_optimisation_level", "terminat"):
+        for obj in (ort_obj, rlx_obj):
+            try:
+                setattr(obj, typo, 1)
+                C.check(False, "%s.%s = 1 accepted" % (type(obj).__module__ + "." + type(obj).__name__, typo))
+            except AttributeError:
+                pass
+    if rlx_cls is rlx.SessionOptions:
+        got = rlx.InferenceSession(p1, rlx_obj).run(None, f1)
+    else:
+        got = rlx.InferenceSession(p1).run(None, f1, rlx_obj)
+    C.check(np.array_equal(got[0], rlx.InferenceSession(p1).run(None, f1)[0]), "%s with onnxruntime's defaults: "
+            "another output" % rlx_cls.__name__)
 # intra_op_num_threads: an int, as onnxruntime's setter (a float or str is a
 # TypeError; rlx refuses bool too); counts above the pool's 256 run on 256
 # (cpu.threads takes them too, with an info note)
@@ -408,6 +470,31 @@ C.check([i["name"] for i in mb.inputs] == ["x", "ids"] and mb.inputs[0]["shape"]
 y_b = rlx.Session(mb).run(f1)[0]
 C.check(np.array_equal(y_b, rlx.Session(rlx.Model(p1)).run(f1)[0]), "Model(bytes) and Model(path) differ")
 raises(lambda: rlx.Model(b""), rlx.Error, "", "Model(b'')")
+
+# a model with external data given as bytes: InferenceSession reads the data
+# from the current folder, as onnxruntime does (rlx refused it, naming
+# rlx_model_load_onnx_memory); rlx.Model(data) without base_dir still
+# refuses it and says how to give the folder from Python
+ext_dir = os.path.join(tmp, "ext")
+os.makedirs(ext_dir)
+We = rng.standard_normal((6, 4)).astype(np.float32)
+me = H.make_model(H.make_graph([H.make_node("MatMul", ["x", "We"], ["y"])], "ext",
+                               [H.make_tensor_value_info("x", T.FLOAT, [2, 6])],
+                               [H.make_tensor_value_info("y", T.FLOAT, [2, 4])], [NH.from_array(We, "We")]),
+                  opset_imports=[H.make_opsetid("", 17)], ir_version=8)
+onnx.save(me, os.path.join(ext_dir, "ext.onnx"), save_as_external_data=True, location="ext.bin", size_threshold=0)
+with open(os.path.join(ext_dir, "ext.onnx"), "rb") as f:
+    ext_bytes = f.read()
+fe = {"x": rng.standard_normal((2, 6)).astype(np.float32)}
+cwd = os.getcwd()
+os.chdir(ext_dir)
+try:
+    want = onnxruntime.InferenceSession(ext_bytes, providers=["CPUExecutionProvider"]).run(None, fe)[0]
+    got = rlx.InferenceSession(ext_bytes).run(None, fe)[0]
+    C.check(np.allclose(got, want, atol=1e-5, rtol=1e-5), "InferenceSession(bytes) with external data: %r" % got)
+    raises(lambda: rlx.Model(ext_bytes), rlx.Error, "rlx.Model(data, base_dir=FOLDER)", "Model(bytes) of external data")
+finally:
+    os.chdir(cwd)
 
 # feeds given as Python lists take the inputs' declared types, as
 # onnxruntime converts them (numpy alone would make float64: "has dtype f64")

@@ -62,7 +62,7 @@ static rlx_status gemm_float_ref(rlx_cpu_kctx *k, const gemm_dims *d, double alp
     for (int64_t i = 0; i < d->m; i++)
         for (int64_t j = 0; j < d->n; j++) {
             double v = alpha * gemm_ref_elem(io[0].p, io[1].p, d, i, j);
-            if (c->p) v += beta * c->p[i * d->cs[0] + j * d->cs[1]];
+            if (c->p && beta != 0.0) v += beta * c->p[i * d->cs[0] + j * d->cs[1]]; /* beta 0: C unread */
             y->p[i * d->n + j] = act.kind == RLX_ACT_NONE ? v : (double)rlx_act_apply(&act, (float)v);
         }
     rlx_nn_store(k->out[0], y);
@@ -97,7 +97,9 @@ static rlx_status gemm_int_ref(rlx_cpu_kctx *k, const gemm_dims *d, double alpha
 
 /* Fast path (f32): Y = beta * C (broadcast) then Y = alpha * A' B' + Y. */
 static void gemm_f32_blas(rlx_cpu_kctx *k, const gemm_dims *d, float alpha, float beta) {
-    const rlx_tensor *ct = rlx_nn_in(k, 2);
+    /* beta 0: C is not read, as onnxruntime and PyTorch's addmm(beta=0)
+     * take it (a NaN or inf in C gave NaN: 0 * NaN); the WGSL Gemm too */
+    const rlx_tensor *ct = beta != 0.0f ? rlx_nn_in(k, 2) : NULL;
     float *y = k->out[0]->data;
     if (ct) {
         const float *c = ct->data;

@@ -580,7 +580,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     m.b_n = wg_numel(b);
     m.act = act;
     m.splitk_ok = true;
-    if (c && wg_numel(c) > 0) {
+    if (c && wg_numel(c) > 0 && m.beta != 0.0f) { /* beta 0: C is not read (a NaN in it gave NaN) */
         uint64_t cm = 1, cn = 1;
         if (c->rank == 2) cm = (uint64_t)c->dims[0], cn = (uint64_t)c->dims[1];
         else if (c->rank == 1) cn = (uint64_t)c->dims[0];

@@ -66,7 +66,7 @@ static const gpu_note k_gpu_notes[] = {
       "inference only (training_mode 0, the Y output only; spatial 1 before BatchNormalization-9); f32 or f16; "
       "scale, B, mean and var of C values each." },
     { "Gemm",
-      "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16); C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast)." },
+      "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16); C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast); with beta 0 C is not read on either device (a NaN or inf in it does not propagate), as onnxruntime and PyTorch's addmm." },
     { "MatMul", "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16); operands of rank >= 1; at most 4 batch dims after merging broadcast dims." },
     { "Resize",
       "rank <= 4; nearest: f32, i32, u32, f16, int8 or uint8; linear and cubic: f32 or f16 (f16 needs shader-f16); every coordinate_transformation_mode, "

@@ -225,15 +225,36 @@ static rlx_status infer_castlike(rlx_infer_ctx *c) {
  * them exactly (a sum wraps as Add's does; uint64 compares unsigned), the
  * same at every version. Refused: integer Mean (the kernel's sum wraps
  * before the division, which is then truncated: no mean; onnxruntime has no
- * integer Mean either) and bool for all four (Sum gave OR). */
+ * integer Mean either) and bool for all four (Sum gave OR). Before
+ * version 8 the inputs have one shape: broadcasting came with Sum-8,
+ * Max-8, ... (onnxruntime refuses Max-6 of [2, 3] and [3]; rlx broadcast
+ * them); a dim known on both sides that differs fails the load, or the plan
+ * for the fed shapes. */
 static rlx_status infer_variadic(rlx_infer_ctx *c) {
     bool mean = c->n->op == RLX_OP_Mean;
+    const rlx_value *x0 = NULL;
     for (int i = 0; i < c->n->n_in; i++) {
         const rlx_value *x = rlx_ictx_in(c, i);
         if (x && !rlx_dtype_is_float(x->dtype) && (mean || !rlx_dtype_is_int(x->dtype)))
             return rlx_ictx_fail(c, "input '%s' has dtype %s, expected %s", x->name, rlx_dtype_name(x->dtype),
                                  mean ? "a float type (ONNX Mean takes f32, f16, bf16 or f64)"
                                       : "a float or integer type");
+        if (c->n->version >= 8 || !x || x->rank < 0) continue;
+        if (!x0) {
+            x0 = x;
+            continue;
+        }
+        bool differ = x->rank != x0->rank;
+        for (int d = 0; !differ && d < x->rank; d++)
+            differ = x->dims[d] >= 0 && x0->dims[d] >= 0 && x->dims[d] != x0->dims[d];
+        if (differ) {
+            char a[96], b[96];
+            return rlx_ictx_fail(c,
+                                 "inputs '%s' of shape %s and '%s' of shape %s differ: before version 8 the "
+                                 "inputs have one shape (no broadcasting; this node is version %d)",
+                                 x0->name, rlx_shape_str(x0->dims, x0->rank, a, sizeof a), x->name,
+                                 rlx_shape_str(x->dims, x->rank, b, sizeof b), c->n->version);
+        }
     }
     return rlx_infer_broadcast(c);
 }
