@@ -51,6 +51,11 @@ _BF16 = 16  # outputs are returned as float32; inputs take ml_dtypes.bfloat16 ar
 _STRING = 8  # rlx_dtype STRING: one const char * per element
 
 
+# onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
+_TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
+               9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 16: "bfloat16"}
+
+
 def _string_elements(a: np.ndarray, name: str):
     """The elements of a str/bytes/object array as NUL-free bytes."""
     out = []
@@ -381,6 +386,8 @@ class Session:
             _check(lib.rlx_session_create_with_options(model._h, ctypes.byref(so), opts, ctypes.byref(self._h)))
         finally:
             lib.rlx_options_destroy(opts)
+        # declared element types of what a run may feed (run's object arrays)
+        self._feed_types = {i["name"]: i["elem_type"] for i in model.inputs + model.overridable_initializers}
 
     def terminate(self) -> None:
         """Stops every run of this session that has already begun (the one
@@ -444,6 +451,16 @@ class Session:
                 raise TypeError(f"input '{name}': the feed is None (give an array)")
             # (np.ascontiguousarray would turn a 0-d array into shape (1,))
             a = np.asarray(arr, order="C")
+            want = self._feed_types.get(name, _STRING)
+            if a.dtype.kind == "O" and want != _STRING:
+                # its elements would become strings (a string tensor, refused
+                # by dtype); onnxruntime refuses it too, naming tensor(string)
+                np_name = "ml_dtypes.bfloat16" if want == _BF16 else "np.bool_" if want == 9 else \
+                    f"np.{np.dtype(_DTYPES[want]).name}" if want in _DTYPES else None
+                hint = f": convert it first, e.g. np.asarray(x, dtype={np_name})" if np_name else ""
+                raise Error("RLX_ERR_INVALID_ARGUMENT",
+                            f"input '{name}' takes tensor({_TYPE_NAMES.get(want, want)}), but an object array "
+                            f"(dtype=object) was fed; object arrays feed string inputs only{hint}")
             if a.dtype.kind in "USO":  # strings: an array of char pointers into bytes kept alive here
                 if a.ndim > MAX_RANK:
                     raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': rank {a.ndim} > {MAX_RANK}")

@@ -38,16 +38,13 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from . import Error, Model, Session, _check, _load, _model_arg_error, _name, adapters
+from . import _TYPE_NAMES, Error, Model, Session, _check, _load, _model_arg_error, _name, adapters
 
 CPU = "CPUExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
 MAX_CPU_THREADS = 256  # the CPU worker pool's maximum (option cpu.threads)
 MAX_THREADS_OPTION = 1 << 20  # the largest value the option cpu.threads takes
 
-# onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
-_TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
-               9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 # numpy types for feeds given as Python lists or numbers (run)
 _NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
              8: np.object_, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
