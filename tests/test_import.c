@@ -526,6 +526,30 @@ static void test_bad_ops_and_opsets(void) {
     graph_node(g, n);
     CHECK_FAILS(load_built(mp, "domain.onnx", &m, &path), RLX_ERR_UNSUPPORTED, "com.example");
     CHECK_ERROR_HAS("FancyOp", "fancy1", path);
+
+    /* a file's Mul-6 of [2, 3] and [3] without broadcast=1: ONNX takes
+     * one shape (numpy broadcasting came with Mul-7; onnxruntime refuses
+     * it); with broadcast=1 it loads */
+    for (int bc = 0; bc < 2; bc++) {
+        g = graph_new("mul6");
+        int64_t dx[2] = { 2, 3 }, db[1] = { 3 };
+        graph_input(g, vi_new("x", 1, 2, dx, NULL));
+        graph_init(g, tensor_floats("b", 1, db, (float[]){ 1, 2, 3 }, 3));
+        n = node_new("Mul", "mul6", "x,b", "y");
+        if (bc) node_attr(n, attr_i("broadcast", 1));
+        graph_node(g, n);
+        graph_output(g, vi_new("y", 1, 2, dx, NULL));
+        m = NULL;
+        if (bc) {
+            CHECK_OK(load_built(model_new(6, g), "mul6.onnx", &m, &path));
+            rlx_model_destroy(m);
+        } else {
+            CHECK_FAILS(load_built(model_new(6, g), "mul6.onnx", &m, &path), RLX_ERR_INVALID_MODEL,
+                        "node 'mul6' (Mul): inputs 'x' of shape [2,3] and 'b' of shape [3] differ: before version 7 "
+                        "the inputs have one shape without broadcast=1");
+            CHECK(m == NULL);
+        }
+    }
 }
 
 /* An attribute of the wrong type is refused when the model loads, naming

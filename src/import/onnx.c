@@ -1173,9 +1173,11 @@ static rlx_status import_node_at(const onnx_ctx *c, rlx_graph *g, const Onnx__No
         goto done;
     }
     /* the node adopts the attributes, also when it fails */
+    int id = -1;
     st = rlx_graph_add_node(g, op, domain, (np->name && *np->name) ? np->name : NULL, in, n_in, out, n_out, attrs,
-                            n_attrs, NULL);
+                            n_attrs, &id);
     n_attrs = 0;
+    if (!st) g->nodes[id].one_shape = rlx_legacy_one_shape(&g->nodes[id]);
 done:
     for (int k = 0; k < n_attrs; k++) rlx_node_attr_free(&attrs[k]);
     free(attrs);
