@@ -38,7 +38,7 @@ import numpy as np
 
 __all__ = ["Error", "Model", "Session", "adapters", "library_path", "set_log_callback", "version",
            "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "NodeArg", "ModelMetadata",
-           "get_available_providers", "__version__"]
+           "get_available_providers", "ORT_CONFIG_MAPPED", "ORT_CONFIG_IGNORED", "__version__"]
 
 MAX_RANK = 8
 
@@ -225,6 +225,18 @@ def _load():
 _option_kinds: Optional[Dict[str, tuple]] = None
 
 
+def _option_table() -> Dict[str, tuple]:
+    """rlx's session options by key: (type, values), as `rlx options` lists them."""
+    global _option_kinds
+    if _option_kinds is None:
+        lib, kinds, info = _load(), {}, _OptionInfo()
+        for i in range(lib.rlx_option_count()):
+            _check(lib.rlx_option_info_get(i, ctypes.byref(info)))
+            kinds[info.key.decode()] = (info.type.decode(), (info.values or b"").decode())
+        _option_kinds = kinds
+    return _option_kinds
+
+
 def _option_text(key: str, value) -> str:
     """The text rlx_options_set takes for a Python option value: a str as
     it is, an int in decimal, a bool as 1/0 for a bool option only. bool
@@ -232,7 +244,6 @@ def _option_text(key: str, value) -> str:
     to pass as 1), nor a word of an enum or a string option's value: a
     TypeError naming the key, its type and its values, as for a float or
     None. An unknown key is left to rlx_options_set (rlx.Error naming it)."""
-    global _option_kinds
     # numpy's integers and bools are ints and bools here, as
     # SessionOptions.intra_op_num_threads and Session.set_run_timeout take them
     if isinstance(value, np.bool_):
@@ -243,13 +254,7 @@ def _option_text(key: str, value) -> str:
         raise TypeError(f"option {key}={value!r}: expected str, bool or int, got {type(value).__name__}")
     if not isinstance(value, bool):
         return str(value)
-    if _option_kinds is None:
-        lib, kinds, info = _load(), {}, _OptionInfo()
-        for i in range(lib.rlx_option_count()):
-            _check(lib.rlx_option_info_get(i, ctypes.byref(info)))
-            kinds[info.key.decode()] = (info.type.decode(), (info.values or b"").decode())
-        _option_kinds = kinds
-    kind, values = _option_kinds.get(key, ("bool", ""))
+    kind, values = _option_table().get(key, ("bool", ""))
     if kind != "bool":
         want = "an int" if kind == "int" else "a str"
         raise TypeError(f"option {key}={value!r}: expected {want} ({kind} option, {values}), got bool")
@@ -592,8 +597,8 @@ def version() -> str:
     return _load().rlx_version().decode()
 
 
-from ._ort import (GraphOptimizationLevel, InferenceSession, ModelMetadata, NodeArg,  # noqa: E402
-                   RunOptions, SessionOptions, get_available_providers)
+from ._ort import (ORT_CONFIG_IGNORED, ORT_CONFIG_MAPPED, GraphOptimizationLevel, InferenceSession,  # noqa: E402
+                   ModelMetadata, NodeArg, RunOptions, SessionOptions, get_available_providers)
 
 try:  # the installed distribution's version; a checkout without an install has none
     from importlib.metadata import version as _dist_version
