@@ -526,6 +526,30 @@ static void test_bad_ops_and_opsets(void) {
     graph_node(g, n);
     CHECK_FAILS(load_built(mp, "domain.onnx", &m, &path), RLX_ERR_UNSUPPORTED, "com.example");
     CHECK_ERROR_HAS("FancyOp", "fancy1", path);
+
+    /* a file's Mul-6 of [2, 3] and [3] without broadcast=1: ONNX takes
+     * one shape (numpy broadcasting came with Mul-7; onnxruntime refuses
+     * it); with broadcast=1 it loads */
+    for (int bc = 0; bc < 2; bc++) {
+        g = graph_new("mul6");
+        int64_t dx[2] = { 2, 3 }, db[1] = { 3 };
+        graph_input(g, vi_new("x", 1, 2, dx, NULL));
+        graph_init(g, tensor_floats("b", 1, db, (float[]){ 1, 2, 3 }, 3));
+        n = node_new("Mul", "mul6", "x,b", "y");
+        if (bc) node_attr(n, attr_i("broadcast", 1));
+        graph_node(g, n);
+        graph_output(g, vi_new("y", 1, 2, dx, NULL));
+        m = NULL;
+        if (bc) {
+            CHECK_OK(load_built(model_new(6, g), "mul6.onnx", &m, &path));
+            rlx_model_destroy(m);
+        } else {
+            CHECK_FAILS(load_built(model_new(6, g), "mul6.onnx", &m, &path), RLX_ERR_INVALID_MODEL,
+                        "node 'mul6' (Mul): inputs 'x' of shape [2,3] and 'b' of shape [3] differ: before version 7 "
+                        "the inputs have one shape without broadcast=1");
+            CHECK(m == NULL);
+        }
+    }
 }
 
 /* An attribute of the wrong type is refused when the model loads, naming
@@ -693,6 +717,45 @@ static void test_bad_files(void) {
     CHECK_FAILS(rlx_model_load_onnx_memory(NULL, 5, NULL, &m), RLX_ERR_INVALID_ARGUMENT, "NULL");
     CHECK(rlx_model_load_onnx(NULL, &m) == RLX_ERR_INVALID_ARGUMENT);
     CHECK(rlx_model_load_onnx(path, NULL) == RLX_ERR_INVALID_ARGUMENT);
+
+    /* a model given as a tensor file, and a tensor given as a model, are
+     * said to be the other kind of file (the bytes of a model fail in the
+     * TensorProto walk (k 0, 1), its conversion (2, 3) or its parse (4),
+     * depending on the model) */
+    for (int k = 0; k < 5; k++) {
+        Onnx__ModelProto *mp = relu_model(13, NULL);
+        if (k >= 1) { /* no producer_name: the TensorProto parse gets further */
+            free(mp->producer_name);
+            mp->producer_name = NULL;
+        }
+        if (k >= 2) { /* opset domain "ai.onnx": no NUL byte in the walk */
+            free(mp->opset_import[0]->domain);
+            mp->opset_import[0]->domain = S("ai.onnx");
+        }
+        if (k == 3) mp->has_ir_version = 0;
+        if (k == 4) mp->producer_version = S("1.0"); /* field 3, a TensorProto's segment: the parse fails */
+        buf = model_pack_free(mp, &size);
+        path = write_file("model_as_tensor.onnx", buf, size);
+        free(buf);
+        rlx_tensor *t = (rlx_tensor *)&t;
+        CHECK_FAILS(rlx_onnx_load_tensor_file(path, &t), RLX_ERR_INVALID_MODEL,
+                    "is an ONNX model (a ModelProto with a graph), not a TensorProto");
+        CHECK_ERROR_HAS(path, "rlx_model_load_onnx", NULL);
+        CHECK(t == NULL);
+        CHECK_FAILS(rlx_tensor_load_onnx(path, &t), RLX_ERR_INVALID_MODEL, "not a TensorProto");
+    }
+    Onnx__TensorProto *tp = tensor_floats("x", 1, (int64_t[]){ 3 }, (float[]){ 1, 2, 3 }, 3);
+    size = onnx__tensor_proto__get_packed_size(tp);
+    buf = xcalloc(size, 1);
+    onnx__tensor_proto__pack(tp, buf);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    path = write_file("input_0.pb", buf, size);
+    CHECK_FAILS(rlx_model_load_onnx(path, &m), RLX_ERR_INVALID_MODEL, "is not an ONNX model: it holds one serialized "
+                "tensor (a TensorProto");
+    CHECK_ERROR_HAS(path, "rlx_tensor_load_onnx", NULL);
+    CHECK(m == NULL);
+    CHECK_FAILS(rlx_model_load_onnx_memory(buf, size, NULL, &m), RLX_ERR_INVALID_MODEL, "<memory> is not an ONNX model");
+    free(buf);
 }
 
 /* A model whose graph has one initializer tp (plus y = Relu(x)). */

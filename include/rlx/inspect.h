@@ -72,7 +72,8 @@ RLX_API rlx_status rlx_model_dump(const rlx_model *model, FILE *f);
  * ONNX test data sets: test_data_set_0/input_0.pb); external data is looked
  * up in the file's folder. Element types as rlx_dtype.
  * errors: RLX_ERR_IO (missing file), RLX_ERR_INVALID_MODEL (protobuf parse
- *         failed, data shorter than the shape), RLX_ERR_UNSUPPORTED (an
+ *         failed, data shorter than the shape; a file that holds an ONNX
+ *         model instead is said to be one), RLX_ERR_UNSUPPORTED (an
  *         element type rlx does not have; rlx built without the ONNX
  *         importer); the message starts with the path. */
 RLX_API rlx_status rlx_tensor_load_onnx(const char *path, rlx_tensor **out_tensor);

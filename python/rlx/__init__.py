@@ -38,7 +38,7 @@ import numpy as np
 
 __all__ = ["Error", "Model", "Session", "adapters", "library_path", "set_log_callback", "version",
            "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "NodeArg", "ModelMetadata",
-           "get_available_providers", "__version__"]
+           "get_available_providers", "ORT_CONFIG_MAPPED", "ORT_CONFIG_IGNORED", "__version__"]
 
 MAX_RANK = 8
 
@@ -49,6 +49,11 @@ _DTYPES = {  # rlx_dtype (ONNX TensorProto numbering) <-> numpy
 _NP_TO_DTYPE = {np.dtype(v): k for k, v in _DTYPES.items()}
 _BF16 = 16  # outputs are returned as float32; inputs take ml_dtypes.bfloat16 arrays (numpy has no bfloat16)
 _STRING = 8  # rlx_dtype STRING: one const char * per element
+
+
+# onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
+_TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
+               9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 
 
 def _string_elements(a: np.ndarray, name: str):
@@ -220,6 +225,18 @@ def _load():
 _option_kinds: Optional[Dict[str, tuple]] = None
 
 
+def _option_table() -> Dict[str, tuple]:
+    """rlx's session options by key: (type, values), as `rlx options` lists them."""
+    global _option_kinds
+    if _option_kinds is None:
+        lib, kinds, info = _load(), {}, _OptionInfo()
+        for i in range(lib.rlx_option_count()):
+            _check(lib.rlx_option_info_get(i, ctypes.byref(info)))
+            kinds[info.key.decode()] = (info.type.decode(), (info.values or b"").decode())
+        _option_kinds = kinds
+    return _option_kinds
+
+
 def _option_text(key: str, value) -> str:
     """The text rlx_options_set takes for a Python option value: a str as
     it is, an int in decimal, a bool as 1/0 for a bool option only. bool
@@ -227,7 +244,6 @@ def _option_text(key: str, value) -> str:
     to pass as 1), nor a word of an enum or a string option's value: a
     TypeError naming the key, its type and its values, as for a float or
     None. An unknown key is left to rlx_options_set (rlx.Error naming it)."""
-    global _option_kinds
     # numpy's integers and bools are ints and bools here, as
     # SessionOptions.intra_op_num_threads and Session.set_run_timeout take them
     if isinstance(value, np.bool_):
@@ -238,13 +254,7 @@ def _option_text(key: str, value) -> str:
         raise TypeError(f"option {key}={value!r}: expected str, bool or int, got {type(value).__name__}")
     if not isinstance(value, bool):
         return str(value)
-    if _option_kinds is None:
-        lib, kinds, info = _load(), {}, _OptionInfo()
-        for i in range(lib.rlx_option_count()):
-            _check(lib.rlx_option_info_get(i, ctypes.byref(info)))
-            kinds[info.key.decode()] = (info.type.decode(), (info.values or b"").decode())
-        _option_kinds = kinds
-    kind, values = _option_kinds.get(key, ("bool", ""))
+    kind, values = _option_table().get(key, ("bool", ""))
     if kind != "bool":
         want = "an int" if kind == "int" else "a str"
         raise TypeError(f"option {key}={value!r}: expected {want} ({kind} option, {values}), got bool")
@@ -381,6 +391,8 @@ class Session:
             _check(lib.rlx_session_create_with_options(model._h, ctypes.byref(so), opts, ctypes.byref(self._h)))
         finally:
             lib.rlx_options_destroy(opts)
+        # declared element types of what a run may feed (run's object arrays)
+        self._feed_types = {i["name"]: i["elem_type"] for i in model.inputs + model.overridable_initializers}
 
     def terminate(self) -> None:
         """Stops every run of this session that has already begun (the one
@@ -444,6 +456,16 @@ class Session:
                 raise TypeError(f"input '{name}': the feed is None (give an array)")
             # (np.ascontiguousarray would turn a 0-d array into shape (1,))
             a = np.asarray(arr, order="C")
+            want = self._feed_types.get(name, _STRING)
+            if a.dtype.kind == "O" and want != _STRING:
+                # its elements would become strings (a string tensor, refused
+                # by dtype); onnxruntime refuses it too, naming tensor(string)
+                np_name = "ml_dtypes.bfloat16" if want == _BF16 else "np.bool_" if want == 9 else \
+                    f"np.{np.dtype(_DTYPES[want]).name}" if want in _DTYPES else None
+                hint = f": convert it first, e.g. np.asarray(x, dtype={np_name})" if np_name else ""
+                raise Error("RLX_ERR_INVALID_ARGUMENT",
+                            f"input '{name}' takes tensor({_TYPE_NAMES.get(want, want)}), but an object array "
+                            f"(dtype=object) was fed; object arrays feed string inputs only{hint}")
             if a.dtype.kind in "USO":  # strings: an array of char pointers into bytes kept alive here
                 if a.ndim > MAX_RANK:
                     raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': rank {a.ndim} > {MAX_RANK}")
@@ -575,8 +597,8 @@ def version() -> str:
     return _load().rlx_version().decode()
 
 
-from ._ort import (GraphOptimizationLevel, InferenceSession, ModelMetadata, NodeArg,  # noqa: E402
-                   RunOptions, SessionOptions, get_available_providers)
+from ._ort import (ORT_CONFIG_IGNORED, ORT_CONFIG_MAPPED, GraphOptimizationLevel, InferenceSession,  # noqa: E402
+                   ModelMetadata, NodeArg, RunOptions, SessionOptions, get_available_providers)
 
 try:  # the installed distribution's version; a checkout without an install has none
     from importlib.metadata import version as _dist_version

@@ -38,16 +38,13 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from . import Error, Model, Session, _check, _load, _model_arg_error, _name, adapters
+from . import _TYPE_NAMES, Error, Model, Session, _check, _load, _model_arg_error, _name, _option_table, adapters
 
 CPU = "CPUExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
 MAX_CPU_THREADS = 256  # the CPU worker pool's maximum (option cpu.threads)
 MAX_THREADS_OPTION = 1 << 20  # the largest value the option cpu.threads takes
 
-# onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
-_TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
-               9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 # numpy types for feeds given as Python lists or numbers (run)
 _NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
              8: np.object_, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
@@ -59,6 +56,30 @@ OPTIONAL_PASSES = ("cse", "fuse_nbits", "fuse_qdq", "fuse_qdq_conv", "fold_conv_
                    "fuse_attention", "fuse_add_layernorm", "fuse_layernorm", "fuse_elementwise", "fuse_qdq_ew",
                    "fuse_qlinear_ew")
 _FUSIONS = tuple(p for p in OPTIONAL_PASSES if p.startswith("fuse_"))
+
+# onnxruntime's session config keys (SessionOptions.add_session_config_entry)
+# that rlx takes besides its own options. Those with an rlx equivalent, by
+# value: the rlx options the value amounts to.
+ORT_CONFIG_MAPPED = {
+    # "1": no packed copy of the constant GEMM operands
+    "session.disable_prepacking": {"0": {"cpu.prepack": "1"}, "1": {"cpu.prepack": "0"}},
+    # "0": idle worker threads sleep at once; "1" (onnxruntime's default):
+    # rlx's default spin. rlx's pool is per process: the first session
+    # fixes its spin, and a later one asking for another is refused
+    "session.intra_op.allow_spinning": {"0": {"cpu.pool_spin_us": "0"}, "1": {}},
+}
+# Keys that only tune onnxruntime's own threads and allocators (speed and
+# memory, never results) and have nothing to tune in rlx: taken, with any
+# value, and ignored.
+ORT_CONFIG_IGNORED = ("session.inter_op.allow_spinning", "session.force_spinning_stop", "session.dynamic_block_base",
+                      "session.intra_op_thread_affinities", "session.use_env_allocators",
+                      "session.use_device_allocator_for_initializers")
+
+
+def _ort_config_keys() -> str:
+    """The onnxruntime config keys rlx takes, for messages."""
+    mapped = ", ".join(f"{k} ({'/'.join(v)})" for k, v in ORT_CONFIG_MAPPED.items())
+    return f"mapped: {mapped}; taken without effect: {', '.join(ORT_CONFIG_IGNORED)}"
 
 
 class GraphOptimizationLevel:
@@ -89,8 +110,15 @@ class SessionOptions:
                                    accepts any count; outside 0 to 2^20
                                    (cpu.threads' range) a ValueError
       add_session_config_entry(key, value) -> the rlx option key (e.g.
-                                   "gpu.f16", "1"); rlx validates keys and values
-                                   when the session is created
+                                   "gpu.f16", "1"), or one of onnxruntime's keys
+                                   in ORT_CONFIG_MAPPED (session.disable_prepacking
+                                   -> cpu.prepack, session.intra_op.allow_spinning
+                                   "0" -> cpu.pool_spin_us 0, per process) or
+                                   ORT_CONFIG_IGNORED (thread and allocator tuning:
+                                   taken, no effect); an rlx key given too wins.
+                                   Keys and values are checked when the session
+                                   is created: another key is an rlx.Error that
+                                   lists these
     Accepted without effect (they change no result): inter_op_num_threads,
     execution_mode, execution_order, log_severity_level, log_verbosity_level,
     logid, enable_mem_pattern, enable_mem_reuse, enable_cpu_mem_arena,
@@ -177,8 +205,35 @@ class SessionOptions:
             opts["passes.disable"] = ",".join(_FUSIONS)
         if self.intra_op_num_threads:
             opts["cpu.threads"] = min(self.intra_op_num_threads, MAX_CPU_THREADS)
-        opts.update(self._config)
+        mapped: Dict[str, object] = {}
+        direct: Dict[str, object] = {}
+        for key, value in self._config.items():
+            if key in ORT_CONFIG_MAPPED:
+                table = ORT_CONFIG_MAPPED[key]
+                if value not in table:
+                    raise Error("RLX_ERR_INVALID_ARGUMENT", f"session config entry {key}={value!r}: expected "
+                                f"{' or '.join(repr(v) for v in table)}")
+                mapped.update(table[value])
+            elif key in ORT_CONFIG_IGNORED:
+                continue
+            elif key in _option_table():
+                direct[key] = value
+            else:
+                raise Error("RLX_ERR_INVALID_ARGUMENT", f"session config entry {key!r}: unknown rlx option "
+                            f"(`rlx options` lists them) and not one of the onnxruntime config keys rlx takes "
+                            f"({_ort_config_keys()})")
+        opts.update(mapped)
+        opts.update(direct)
         return opts
+
+    def _ort_key_of(self, rlx_key: str) -> Optional[str]:
+        """The onnxruntime config entry that set rlx option rlx_key, if one did."""
+        if rlx_key in self._config:
+            return None
+        for key, value in self._config.items():
+            if rlx_key in ORT_CONFIG_MAPPED.get(key, {}).get(value, {}):
+                return key
+        return None
 
 
 class NodeArg:
@@ -533,6 +588,12 @@ class InferenceSession:
                 if e.status == "RLX_ERR_NO_ADAPTER" and k + 1 < len(chosen):
                     last_error = e
                     continue
+                msg = str(e)[len(e.status) + 2:]
+                for rlx_key in base:
+                    ort_key = self._sess_options._ort_key_of(rlx_key)
+                    if ort_key and msg.startswith(rlx_key + "="):  # say which entry asked for it
+                        raise Error(e.status, f"session config entry {ort_key}="
+                                    f"{self._sess_options._config[ort_key]!r} asks for rlx's {msg}") from None
                 raise
             self._providers = [name] + ([CPU] if name == WEBGPU else [])
             self._provider_options = {name: {k: (("1" if v else "0") if isinstance(v, bool) else v)

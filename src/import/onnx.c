@@ -615,6 +615,40 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
     return RLX_OK;
 }
 
+/* Whether bytes that failed to load as one kind of ONNX file are plainly the
+ * other kind: a ModelProto with a graph (want_model false) or a TensorProto
+ * with an element type (want_model true). The two cannot be confused: a
+ * TensorProto's data_type (field 2) is a varint where a ModelProto has the
+ * string producer_name, so neither parses as the other with those set.
+ * Parses the bytes once more; called only after a failure. */
+static bool other_onnx_kind(const void *data, size_t size, bool want_model) {
+    if (want_model) {
+        Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, data);
+        bool is = tp && tp->has_data_type && tp->data_type != 0;
+        if (tp) onnx__tensor_proto__free_unpacked(tp, NULL);
+        return is;
+    }
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
+    bool is = mp && mp->graph;
+    if (mp) onnx__model_proto__free_unpacked(mp, NULL);
+    return is;
+}
+
+/* The error for a tensor file that holds a model (see other_onnx_kind). */
+static rlx_status model_not_tensor(const char *path) {
+    return rlx_fail(RLX_ERR_INVALID_MODEL,
+                    "'%s' is an ONNX model (a ModelProto with a graph), not a TensorProto: load it with "
+                    "rlx_model_load_onnx; rlx_tensor_load_onnx reads one serialized tensor, as in "
+                    "test_data_set_N/input_K.pb", path);
+}
+
+/* The error for a model file that holds a tensor (see other_onnx_kind). */
+static rlx_status tensor_not_model(const char *label) {
+    return rlx_fail(RLX_ERR_INVALID_MODEL,
+                    "%s is not an ONNX model: it holds one serialized tensor (a TensorProto, as in "
+                    "test_data_set_N/input_K.pb); load that with rlx_tensor_load_onnx", label);
+}
+
 rlx_status rlx_onnx_load_tensor_file(const char *path, rlx_tensor **out) {
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor output pointer is NULL");
     *out = NULL;
@@ -625,24 +659,36 @@ rlx_status rlx_onnx_load_tensor_file(const char *path, rlx_tensor **out) {
     if (st) return rlx_fail_prefix(st, "%s: ", path);
     wire_fault wf;
     if (wire_faulty(data, size, &onnx__tensor_proto__descriptor, &wf)) {
+        if (other_onnx_kind(data, size, false)) st = model_not_tensor(path);
+        else {
+            char q[1100];
+            snprintf(q, sizeof q, "'%s'", path);
+            st = wire_fail(&wf, q, "TensorProto");
+        }
         free(data);
-        char q[1100];
-        snprintf(q, sizeof q, "'%s'", path);
-        return wire_fail(&wf, q, "TensorProto");
+        return st;
     }
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, data);
-    free(data);
-    if (!tp) return rlx_fail(RLX_ERR_INVALID_MODEL, "'%s' is not a valid TensorProto: protobuf parse failed", path);
+    if (!tp) {
+        st = other_onnx_kind(data, size, false)
+                 ? model_not_tensor(path)
+                 : rlx_fail(RLX_ERR_INVALID_MODEL, "'%s' is not a valid TensorProto: protobuf parse failed", path);
+        free(data);
+        return st;
+    }
     char *dir = rlx_path_dirname(path);
     if (!dir) {
-        onnx__tensor_proto__free_unpacked(tp, NULL);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    } else {
+        st = rlx_onnx_tensor_from_proto(tp, dir, out);
+        free(dir);
+        /* parsed, but not as a tensor (no element type, say): a model? */
+        if (st && st != RLX_ERR_OUT_OF_MEMORY && other_onnx_kind(data, size, false)) st = model_not_tensor(path);
+        else if (st) st = rlx_fail_prefix(st, "%s: ", path);
     }
-    st = rlx_onnx_tensor_from_proto(tp, dir, out);
-    free(dir);
     onnx__tensor_proto__free_unpacked(tp, NULL);
-    if (st) return rlx_fail_prefix(st, "%s: ", path);
-    return RLX_OK;
+    free(data);
+    return st;
 }
 
 /* ------------------------------------------------------------ types */
@@ -1127,9 +1173,11 @@ static rlx_status import_node_at(const onnx_ctx *c, rlx_graph *g, const Onnx__No
         goto done;
     }
     /* the node adopts the attributes, also when it fails */
+    int id = -1;
     st = rlx_graph_add_node(g, op, domain, (np->name && *np->name) ? np->name : NULL, in, n_in, out, n_out, attrs,
-                            n_attrs, NULL);
+                            n_attrs, &id);
     n_attrs = 0;
+    if (!st) g->nodes[id].one_shape = rlx_legacy_one_shape(&g->nodes[id]);
 done:
     for (int k = 0; k < n_attrs; k++) rlx_node_attr_free(&attrs[k]);
     free(attrs);
@@ -2309,7 +2357,8 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     /* an empty file parses as an empty ModelProto; say what it is */
     if (size == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is empty (0 bytes), not an ONNX model", label);
     wire_fault wf;
-    if (wire_faulty(data, size, &onnx__model_proto__descriptor, &wf)) return wire_fail(&wf, label, "ONNX model");
+    if (wire_faulty(data, size, &onnx__model_proto__descriptor, &wf))
+        return other_onnx_kind(data, size, true) ? tensor_not_model(label) : wire_fail(&wf, label, "ONNX model");
     /* Weights are read once: the model is parsed without the initializers
      * of its graph, which are then unpacked one by one straight into their
      * tensors (protobuf-c's copy of raw_data becomes the tensor), each
@@ -2321,6 +2370,7 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
                                  : onnx__model_proto__unpack(NULL, size, data);
     if (!mp) {
         split_free(&sp);
+        if (other_onnx_kind(data, size, true)) return tensor_not_model(label);
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: protobuf parse failed", label);
     }
     uint64_t external_sum = 0;

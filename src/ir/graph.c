@@ -238,6 +238,7 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out) {
         n->def = sn->def;
         n->version = sn->version;
         n->dead = sn->dead;
+        n->one_shape = sn->one_shape;
         n->name = rlx_strdup(sn->name);
         n->op_type = rlx_strdup(sn->op_type);
         n->domain = rlx_strdup(sn->domain);

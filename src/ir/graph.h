@@ -85,6 +85,12 @@ typedef struct rlx_node {
      * 0: a node as the file wrote it, or made by a pass. rlx_graph_clone
      * keeps neither (reports of plans count the plan's own nodes). */
     int source;
+    /* A binary op of a model (a file's node or a builder call) before
+     * opset 7 without broadcast=1 (rlx_legacy_one_shape): ONNX takes its
+     * inputs of one shape, and shape inference refuses others. Nodes that
+     * passes and import expansions make broadcast as numpy does at every
+     * version. rlx_graph_clone keeps it. */
+    bool one_shape;
 } rlx_node;
 
 /* A node of the model file that the import expanded into others: what the

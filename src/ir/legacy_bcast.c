@@ -12,16 +12,23 @@
 #include "base/status.h"
 #include "ir/op.h"
 
-bool rlx_legacy_bcast(const rlx_node *n) {
+/* Whether n is a binary op that has a `broadcast` attribute before opset 7. */
+static bool has_broadcast_attr(const rlx_node *n) {
     static const rlx_op_id with_attr[] = { RLX_OP_Add, RLX_OP_Sub, RLX_OP_Mul, RLX_OP_Div, RLX_OP_Pow, RLX_OP_And,
                                            RLX_OP_Or, RLX_OP_Xor, RLX_OP_Equal, RLX_OP_Greater, RLX_OP_Less };
     if (n->version >= 7 || n->n_in != 2) return false;
-    if (n->op == RLX_OP_PRelu) return true;
-    if (rlx_attr_int(n, "broadcast", 0) == 0) return false;
     for (size_t i = 0; i < RLX_ARRAY_LEN(with_attr); i++)
         if (n->op == with_attr[i]) return true;
     return false;
 }
+
+bool rlx_legacy_bcast(const rlx_node *n) {
+    if (n->version >= 7 || n->n_in != 2) return false;
+    if (n->op == RLX_OP_PRelu) return true;
+    return rlx_attr_int(n, "broadcast", 0) != 0 && has_broadcast_attr(n);
+}
+
+bool rlx_legacy_one_shape(const rlx_node *n) { return rlx_attr_int(n, "broadcast", 0) == 0 && has_broadcast_attr(n); }
 
 /* PRelu-1/6 name no broadcasting rule (the slope is "shared across
  * channels" when it has one element); the ONNX reference implementation

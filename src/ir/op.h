@@ -213,6 +213,13 @@ rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *ou
  * rewrites the node into numpy broadcasting. */
 bool rlx_legacy_bcast(const rlx_node *n);
 
+/* Whether node n is one of those ops (Add ... Less) before opset 7
+ * without broadcast=1: ONNX then takes inputs of one shape (onnxruntime
+ * refuses Mul-6 of [2, 3] and [3]). The importer and the builder mark
+ * such nodes of a model (rlx_node.one_shape); nodes made inside rlx are
+ * not marked and broadcast as numpy does. */
+bool rlx_legacy_one_shape(const rlx_node *n);
+
 /* Whether B fits such a node (rlx_legacy_bcast), and where. */
 typedef enum rlx_legacy_fit {
     RLX_LEGACY_FITS, /* B's dims line up with A's from *axis (each equal to A's or 1; a PRelu-6 slope

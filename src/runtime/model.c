@@ -286,8 +286,10 @@ static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *nod
                                      (int)n_outputs, na, (int)n_attrs, NULL);
         for (size_t i = 0; i < n_attrs; i++) rlx_node_attr_free(&na[i]);
     } else if (!dot) {
+        int id = -1;
         st = rlx_graph_add_node(g, op_type, "", node_name, in, (int)n_inputs, out, (int)n_outputs, na, (int)n_attrs,
-                                NULL);
+                                &id);
+        if (!st) g->nodes[id].one_shape = rlx_legacy_one_shape(&g->nodes[id]);
     }
     free(na);
     return st;

@@ -81,6 +81,51 @@ static void reduce_edges(bo_ctx *ctx, const reduce_row *rr) {
     }
 }
 
+/* ReduceL2 of huge and tiny values (uniform in [-2, 2] times 1e20 or
+ * 1e-25) over k_edges: their squares overflow to inf or vanish in f32, so
+ * the GPU sums them scaled (reduce.wgsl's (scale, ssq) pairs) where the CPU
+ * sums squares in double; before, it gave inf and 0. The op's tolerance,
+ * its absolute part scaled with the values. Then rows of special values. */
+static void reduce_l2_scales(bo_ctx *ctx) {
+    static const double scales[2] = { 1e20, 1e-25 };
+    for (int k = 0; k < 2; k++)
+        for (size_t t = 0; t < BO_LEN(k_edges); t++) {
+            bo_case *c = bo_next(ctx, 18);
+            if (!c) continue;
+            const edge_shape *e = &k_edges[t];
+            rlx_tensor *x = bo_rand(RLX_DTYPE_F32, e->s.rank, e->s.d, -2, 2);
+            float *p = x->data;
+            for (size_t i = 0; i < x->nbytes / sizeof(float); i++) p[i] *= (float)scales[k];
+            char sb[96];
+            bo_desc(c, "ReduceL2 f32 x%s axes=[%lld] keepdims=1, values times %g: %s",
+                    bo_shape_str(e->s.rank, e->s.d, sb, 96), (long long)e->axis, scales[k], e->what);
+            len_tol(c, e->s.d[e->axis]);
+            c->atol *= scales[k];
+            rlx_tensor *in[2] = { x, bo_i64s(1, &e->axis) };
+            bool kc[2] = { false, true };
+            rlx_attr a = RLX_ATTR_I("keepdims", 1);
+            bo_single(c, "ReduceL2", 2, in, kc, 1, 1, &a);
+            bo_run(ctx, c);
+        }
+    /* rows of special values: the tester's [3e20, 4e20] (5e20; inf
+     * before), infinities, NaN, zeros, and one of 1e-30 (0 before) */
+    bo_case *c = bo_next(ctx, 18);
+    if (!c) return;
+    static const float rows[9][2] = { { 3e20f, 4e20f }, { INFINITY, 1 }, { INFINITY, -INFINITY }, { NAN, 1 },
+                                      { INFINITY, NAN }, { 0, 0 }, { -INFINITY, 3 }, { 1e-30f, -1e-30f },
+                                      { 0, 5 } };
+    int64_t axis = 1;
+    rlx_tensor *x = bo_rand(RLX_DTYPE_F32, 2, (int64_t[]){ 9, 2 }, -2, 2);
+    memcpy(x->data, rows, sizeof rows);
+    bo_desc(c, "ReduceL2 f32 x[9,2] axes=[1] keepdims=1: special values");
+    c->atol = 0; /* relative only: the row of 1e-30 counts */
+    rlx_tensor *in[2] = { x, bo_i64s(1, &axis) };
+    bool kc[2] = { false, true };
+    rlx_attr a = RLX_ATTR_I("keepdims", 1);
+    bo_single(c, "ReduceL2", 2, in, kc, 1, 1, &a);
+    bo_run(ctx, c);
+}
+
 static void gen_reduce(bo_ctx *ctx, const void *arg) {
     const reduce_row *rr = arg;
     const char *op = bo_op_name(ctx);
@@ -122,6 +167,7 @@ static void gen_reduce(bo_ctx *ctx, const void *arg) {
         }
     if (strcmp(op, "ReduceMax") == 0 || strcmp(op, "ReduceMin") == 0) reduce_specials(ctx);
     reduce_edges(ctx, rr);
+    if (strcmp(op, "ReduceL2") == 0) reduce_l2_scales(ctx);
 }
 
 /* ReduceMax / ReduceMin on special values (bo_specials by reduced row),

@@ -15,6 +15,7 @@ are stated where each comparison is made. Skips (exit 77) while librlx.so is
 not built or is built with the sanitizers."""
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -240,6 +241,50 @@ C.check(len(arr) == 2 and np.array_equal(arr[0], dup[1]), "run(np.array(['y', 'k
 so = rlx.SessionOptions()
 so.add_session_config_entry("gpu.f61", "1")
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx option")
+# onnxruntime's config keys: those with an rlx equivalent map onto it, the
+# thread and allocator tuning ones are taken without effect, any other is
+# refused listing the ones rlx takes (every one was an unknown rlx option)
+ORT_ENTRIES = {"session.disable_prepacking": "1", "session.intra_op.allow_spinning": "1",
+               "session.inter_op.allow_spinning": "0", "session.force_spinning_stop": "1",
+               "session.dynamic_block_base": "4", "session.intra_op_thread_affinities": "1",
+               "session.use_env_allocators": "0", "session.use_device_allocator_for_initializers": "1"}
+C.check(set(ORT_ENTRIES) == set(rlx.ORT_CONFIG_MAPPED) | set(rlx.ORT_CONFIG_IGNORED),
+        "the keys tested are the table's: %r" % sorted(set(rlx.ORT_CONFIG_MAPPED) | set(rlx.ORT_CONFIG_IGNORED)))
+ort_so = onnxruntime.SessionOptions()
+ort_so.intra_op_num_threads = 2  # onnxruntime checks the affinities: one per thread but the caller's
+for k, v in ORT_ENTRIES.items():
+    ort_so.add_session_config_entry(k, v)
+compare("two_outputs (onnxruntime config keys)", p1, f1, atol=1e-5, rtol=1e-5, sess_options=ort_so,
+        rlx_options=ORT_ENTRIES)
+for entries, want in (({"session.disable_prepacking": "1"}, {"cpu.prepack": "0"}),
+                      ({"session.disable_prepacking": "0"}, {"cpu.prepack": "1"}),
+                      ({"session.disable_prepacking": "1", "cpu.prepack": "1"}, {"cpu.prepack": "1"}),
+                      ({"session.intra_op.allow_spinning": "0"}, {"cpu.pool_spin_us": "0"}),
+                      ({"session.intra_op.allow_spinning": "1", "session.dynamic_block_base": "2"}, {})):
+    so = rlx.SessionOptions()
+    for k, v in entries.items():
+        so.add_session_config_entry(k, v)
+    C.check(so.rlx_options() == want, "%r -> rlx options %r, expected %r" % (entries, so.rlx_options(), want))
+for k, v, needle in (("session.set_denormal_as_zero", "1", "session.disable_prepacking (0/1)"),
+                     ("session.set_denormal_as_zero", "1", "taken without effect: session.inter_op.allow_spinning"),
+                     ("session.disable_prepacking", "yes", "expected '0' or '1'")):
+    so = rlx.SessionOptions()
+    so.add_session_config_entry(k, v)
+    raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, needle, "config entry %s=%s" % (k, v))
+# the worker pool is per process: sessions of this one have fixed its spin,
+# so allow_spinning "0" is refused naming the entry; in a fresh process the
+# first session takes it
+so = rlx.SessionOptions()
+so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "session config entry session.intra_op.allow_spinning='0' "
+       "asks for rlx's cpu.pool_spin_us=0: the CPU worker pool is per process", "allow_spinning 0 after other sessions")
+fresh = subprocess.run(
+    [sys.executable, "-c", "import sys, rlx; so = rlx.SessionOptions(); "
+     "so.add_session_config_entry('session.intra_op.allow_spinning', '0'); rlx.InferenceSession(sys.argv[1], so); "
+     "print('ok')", p1], capture_output=True, text=True,
+    env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(rlx.__file__))))
+C.check(fresh.returncode == 0 and fresh.stdout.strip() == "ok",
+        "allow_spinning 0 in a fresh process: %d %s%s" % (fresh.returncode, fresh.stdout, fresh.stderr[-2000:]))
 so = rlx.SessionOptions()
 so.enable_profiling = True
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "enable_profiling", "profiling")

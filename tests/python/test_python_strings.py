@@ -6,7 +6,7 @@ exactly; the model says locale "C", as onnxruntime needs installed locales
 for any other, and rlx maps case in ASCII whatever the locale). Also:
 string outputs are object arrays of str, a graph input returned as an
 output, and refusals (a non-string element in an object
-array, a NUL character).
+array, a NUL character, an object array fed to a numeric input).
 
 Skips (exit 77) while librlx.so is not built or is built with the
 sanitizers."""
@@ -101,4 +101,28 @@ for bad, exc in ((np.array(["a", 3, "b", "c"], dtype=object), TypeError),
         C.check(False, "%r was accepted" % bad)
     except exc as e:
         C.check("input 'x'" in str(e), "message %r names the input" % str(e))
+
+# an object array fed to a numeric input is refused naming the input's
+# type, on both APIs (it said "string tensor elements must be str or
+# bytes"); onnxruntime refuses it too (it takes object arrays as strings)
+for elem, np_name in ((T.FLOAT, "np.float32"), (T.INT64, "np.int64"), (T.BOOL, "np.bool_")):
+    g3 = H.make_graph([H.make_node("Identity", ["x"], ["y"])], "id", [H.make_tensor_value_info("x", elem, [1, 4])],
+                      [H.make_tensor_value_info("y", elem, [1, 4])])
+    data = H.make_model(g3, opset_imports=[H.make_opsetid("", 13)], ir_version=8).SerializeToString()
+    tname = "tensor(%s)" % {T.FLOAT: "float", T.INT64: "int64", T.BOOL: "bool"}[elem]
+    feed = {"x": np.array([[1.0, 2, 3, 4]], dtype=object)}
+    for api, run in (("rlx.Session", lambda: rlx.Session(rlx.Model(data)).run(feed)),
+                     ("InferenceSession", lambda: rlx.InferenceSession(data).run(None, feed))):
+        try:
+            run()
+            C.check(False, "%s: an object array was accepted for a %s input" % (api, tname))
+        except rlx.Error as e:
+            C.check(e.status == "RLX_ERR_INVALID_ARGUMENT" and "input 'x' takes %s" % tname in str(e) and
+                    "object arrays feed string inputs only" in str(e) and np_name in str(e),
+                    "%s, %s input: %s" % (api, tname, e))
+    try:
+        ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feed)
+        C.check(False, "onnxruntime took an object array for a %s input" % tname)
+    except Exception as e:  # noqa: BLE001 (onnxruntime's own exception types)
+        C.check("expected: (%s)" % tname in str(e), "onnxruntime: %s" % e)
 C.done()

@@ -94,7 +94,8 @@ static const gpu_note k_gpu_notes[] = {
     { "ReduceMean ReduceL2 ReduceLogSum ReduceLogSumExp",
       "f32 or f16 (accumulated in f32); axes constant; at most 4 runs of kept and of reduced dims after merging. "
       "Over an empty set both devices give 0 for Mean (ONNX leaves it undefined; onnxruntime gives 0) and L2, "
-      "-inf for LogSum and LogSumExp." },
+      "-inf for LogSum and LogSumExp. L2 sums scaled squares (as BLAS nrm2), so values whose squares overflow or "
+      "underflow f32 (3e20, 1e-25) give their norm, as the CPU's double sums." },
     { "ArgMax ArgMin", "f32, f16 or i32 data; a non-empty axis." },
     { "LayerNormalization",
       "f32 or f16 (statistics in f32); Scale and B of the input's type that broadcast only within the normalised "

@@ -29,6 +29,34 @@ rlx_status rlx_infer_unary_float(rlx_infer_ctx *c) {
     return rlx_ictx_set_out_like(c, 0, x);
 }
 
+/* Inputs of one shape, for a version before the one that brought
+ * broadcasting (`since`; `unless`: what else lifts the rule, e.g. "
+ * without broadcast=1"): a rank or a dim known on both sides that differs
+ * fails, at the load, or at the plan for the fed shapes. */
+static rlx_status one_shape(rlx_infer_ctx *c, int since, const char *unless) {
+    const rlx_value *x0 = NULL;
+    for (int i = 0; i < c->n->n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, i);
+        if (!x || x->rank < 0) continue;
+        if (!x0) {
+            x0 = x;
+            continue;
+        }
+        bool differ = x->rank != x0->rank;
+        for (int d = 0; !differ && d < x->rank; d++)
+            differ = x->dims[d] >= 0 && x0->dims[d] >= 0 && x->dims[d] != x0->dims[d];
+        if (differ) {
+            char a[96], b[96];
+            return rlx_ictx_fail(c,
+                                 "inputs '%s' of shape %s and '%s' of shape %s differ: before version %d the "
+                                 "inputs have one shape%s (no broadcasting; this node is version %d)",
+                                 x0->name, rlx_shape_str(x0->dims, x0->rank, a, sizeof a), x->name,
+                                 rlx_shape_str(x->dims, x->rank, b, sizeof b), since, unless, c->n->version);
+        }
+    }
+    return RLX_OK;
+}
+
 /* Broadcast of all present inputs; output dtype `dt`. */
 static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int check_dtype) {
     int rank = 0;
@@ -114,19 +142,28 @@ static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
     return rlx_ictx_set_out(c, 0, dt, a->rank, a->dims, a->syms);
 }
 
+/* A model's binary node before opset 7 without broadcast=1
+ * (rlx_node.one_shape) takes inputs of one shape. */
+static rlx_status legacy_one_shape(rlx_infer_ctx *c) {
+    return c->n->one_shape ? one_shape(c, 7, " without broadcast=1") : RLX_OK;
+}
+
 rlx_status rlx_infer_broadcast(rlx_infer_ctx *c) {
     if (rlx_legacy_bcast(c->n)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
+    RLX_TRY(legacy_one_shape(c));
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 1);
 }
 
 rlx_status rlx_infer_broadcast_bool(rlx_infer_ctx *c) {
     if (rlx_legacy_bcast(c->n)) return legacy_out(c, RLX_DTYPE_BOOL);
+    RLX_TRY(legacy_one_shape(c));
     return broadcast_all(c, RLX_DTYPE_BOOL, 0, 1);
 }
 
 /* Pow and PRelu allow different dtypes for the exponent / slope. */
 static rlx_status infer_broadcast_lhs(rlx_infer_ctx *c) {
     if (rlx_legacy_bcast(c->n)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
+    RLX_TRY(legacy_one_shape(c));
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 0);
 }
 
@@ -232,30 +269,14 @@ static rlx_status infer_castlike(rlx_infer_ctx *c) {
  * for the fed shapes. */
 static rlx_status infer_variadic(rlx_infer_ctx *c) {
     bool mean = c->n->op == RLX_OP_Mean;
-    const rlx_value *x0 = NULL;
     for (int i = 0; i < c->n->n_in; i++) {
         const rlx_value *x = rlx_ictx_in(c, i);
         if (x && !rlx_dtype_is_float(x->dtype) && (mean || !rlx_dtype_is_int(x->dtype)))
             return rlx_ictx_fail(c, "input '%s' has dtype %s, expected %s", x->name, rlx_dtype_name(x->dtype),
                                  mean ? "a float type (ONNX Mean takes f32, f16, bf16 or f64)"
                                       : "a float or integer type");
-        if (c->n->version >= 8 || !x || x->rank < 0) continue;
-        if (!x0) {
-            x0 = x;
-            continue;
-        }
-        bool differ = x->rank != x0->rank;
-        for (int d = 0; !differ && d < x->rank; d++)
-            differ = x->dims[d] >= 0 && x0->dims[d] >= 0 && x->dims[d] != x0->dims[d];
-        if (differ) {
-            char a[96], b[96];
-            return rlx_ictx_fail(c,
-                                 "inputs '%s' of shape %s and '%s' of shape %s differ: before version 8 the "
-                                 "inputs have one shape (no broadcasting; this node is version %d)",
-                                 x0->name, rlx_shape_str(x0->dims, x0->rank, a, sizeof a), x->name,
-                                 rlx_shape_str(x->dims, x->rank, b, sizeof b), c->n->version);
-        }
     }
+    if (c->n->version < 8) RLX_TRY(one_shape(c, 8, ""));
     return rlx_infer_broadcast(c);
 }
 

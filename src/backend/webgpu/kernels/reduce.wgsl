@@ -5,7 +5,11 @@
 // row-major over them) and reduced dims (rdim, rstr), each at most 4 after
 // the lowering merged contiguous dims (lower_reduce.c, redview).
 //   OP (RED_* of wg_codes.h): sum, mean, max, min, prod, l1 (|x|), l2
-//   (sqrt of sum x^2), logsum (log of sum), LSE = logsumexp (max m, then
+//   (sqrt of sum x^2, scaled as reference BLAS nrm2: a partial is the pair
+//   (scale, ssq), scale the largest |x| seen and sum x^2 = scale^2 ssq, kept
+//   as (v, idx) bits, so that squares of values beyond 1.8e19 or below
+//   1e-19 neither overflow to inf nor vanish in f32; the result is
+//   scale sqrt(ssq)), logsum (log of sum), LSE = logsumexp (max m, then
 //   m + log sum exp(x - m); m when m is not finite), sumsquare, argmax,
 //   argmin.
 // Float max/min propagate NaN and give the row's first element equal to the
@@ -140,9 +144,27 @@ fn fcomb(a: f32, b: f32, phase: u32) -> f32 {
     }
 }
 
+// ReduceL2's (scale, ssq) pairs: the larger scale stays, the other ssq
+// comes in scaled by (its scale / the larger)^2 (1 for equal scales: two
+// infinities, or two zeros). Scales are never NaN: a NaN element is the
+// pair (0, NaN), whose ssq propagates.
+fn l2_comb(a: Acc, b: Acc) -> Acc {
+    let sa = bitcast<f32>(a.v);
+    let sb = bitcast<f32>(b.v);
+    let qa = bitcast<f32>(a.idx);
+    let qb = bitcast<f32>(b.idx);
+    if (sa >= sb) {
+        let r = select(sb / sa, 1.0, sa == sb);
+        return Acc(a.v, bitcast<u32>(qa + qb * r * r));
+    }
+    let r = sa / sb;
+    return Acc(b.v, bitcast<u32>(qb + qa * r * r));
+}
+
 // Combines two partial results.
 fn comb(a: Acc, b: Acc, phase: u32) -> Acc {
     if (OP >= RED_ARGMAX) { return better(a, b); }
+    if (OP == RED_L2 && !INT) { return l2_comb(a, b); }
     if (INT) { return Acc(bitcast<u32>(icomb(bitcast<i32>(a.v), bitcast<i32>(b.v))), 0u); }
     return Acc(bitcast<u32>(fcomb(bitcast<f32>(a.v), bitcast<f32>(b.v), phase)), 0u);
 }
@@ -158,14 +180,19 @@ fn add(a: Acc, x: u32, j: u32, phase: u32, mx: f32) -> Acc {
         return Acc(bitcast<u32>(icomb(bitcast<i32>(a.v), v)), 0u);
     }
     var v = bitcast<f32>(x);
+    if (OP == RED_L2) {
+        if (is_nan(v)) { return l2_comb(a, Acc(0u, x)); }
+        return l2_comb(a, Acc(bitcast<u32>(abs(v)), bitcast<u32>(1.0)));
+    }
     if (OP == RED_L1) { v = abs(v); }
-    if (OP == RED_L2 || OP == RED_SUMSQ) { v = v * v; }
+    if (OP == RED_SUMSQ) { v = v * v; }
     if (OP == RED_LSE && phase == 1u) { v = exp(v - mx); }
     return Acc(bitcast<u32>(fcomb(bitcast<f32>(a.v), v, phase)), 0u);
 }
 
 fn start(phase: u32) -> Acc {
     if (OP >= RED_ARGMAX) { return Acc(0u, NONE); }
+    if (OP == RED_L2 && !INT) { return Acc(0u, 0u); }  // scale 0, ssq 0
     if (OP == RED_LSE && phase == 1u) { return Acc(0u, 0u); }  // 0.0
     return Acc(P.init, 0u);
 }
@@ -234,7 +261,7 @@ fn finish(o: u32, r: Acc, mx: f32) {
     }
     switch OP {
         case RED_MEAN: { v = v / f32(P.count); }
-        case RED_L2: { v = sqrt(v); }
+        case RED_L2: { v = v * sqrt(bitcast<f32>(r.idx)); }
         case RED_LOGSUM: { v = log(v); }
         case RED_LSE: { if (is_finite(mx)) { v = mx + log(v); } else { v = mx; } }
         default: {}
