@@ -386,9 +386,17 @@ static void test_rnn_split(void) {
         { "RNN", "reverse", 1, 4, 19, 5, 21, true, true, false, false, false, false, false, false, false, true, false,
           false, true },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_rnn(&cases[i]);
+    /* the rule's batch groups, then 2 and 3 forced (as many as the
+     * threads and the batch's tiles of 6 rows allow: batch 13 or 14 in 3,
+     * 30 rows in 2 of 3 tiles and 2) */
+    for (int groups = 0; groups <= 3; groups += groups ? 1 : 2) {
+        rlx_cpu_rnn_groups(groups);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_rnn(&cases[i]);
+    }
+    rlx_cpu_rnn_groups(0);
     rlx_cpu_rnn_min_slice(0);
-    printf("  RNN/GRU/LSTM split over %d threads: %zu cases\n", rlx_parallel_threads(), sizeof cases / sizeof cases[0]);
+    printf("  RNN/GRU/LSTM split over %d threads: %zu cases, batch groups by rule, 2 and 3\n", rlx_parallel_threads(),
+           sizeof cases / sizeof cases[0]);
 }
 
 /* ------------------------------------------------------------ row-wise ops */

@@ -102,6 +102,11 @@ rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rl
  * (65536). 1 splits small shapes as finely as the thread count allows.
  * Process-wide; not while kernels run. */
 void rlx_cpu_rnn_min_slice(int64_t fma);
+/* For tests: the batch groups of the recurrent fast path (each direction's
+ * batch rows split into this many teams, in whole tiles of 6 rows, at
+ * most one team per thread); 0 restores the rule. Process-wide; not while
+ * kernels run. */
+void rlx_cpu_rnn_groups(int groups);
 /* rlx_cpu_prepare_node's part for RNN, GRU and LSTM (f32): a constant W
  * [D, G*H, I] packed as the B operand of the input projection
  * X [T*N, I] x W^T, and a constant R [D, G*H, H] packed slice by slice

@@ -28,16 +28,23 @@
  *    I] W[D*G*H, I]^T, X in its storage order (layout 0 or 1); a constant
  *    W is packed once when the executable is compiled
  *    (rlx_cpu_rnn_prepare).
- *  - The recurrence: the threads split over the directions (each runs its
- *    own team), and each direction's hidden units split into slices, one
- *    per thread of its team (units in groups of 4, spread evenly; none
- *    whose step products are below 64K multiply-adds: LSTM hidden 224 at
- *    batch 30 on 16 threads is 2 x 8 slices of 28 units). A slice owns
+ *  - The recurrence: the threads split over the directions and, where
+ *    every direction's every tile of 6 batch rows can have a thread of its
+ *    own (directions x tiles <= threads: the issue's LSTM, batch 30, from
+ *    10 threads), over batch groups of one tile each: each (direction,
+ *    group) runs its own team, whose rows no other team reads or writes,
+ *    so a team of one thread has no barrier at all (on the 16-core host
+ *    the step products of 2 x 8 slices of 28 units ran at 30-37 G
+ *    multiply-adds/s a thread, one thread's 6 rows x every unit at 45-48,
+ *    and the teams of 8 waited for their last thread to come). Each team's hidden units split
+ *    into slices, one per thread of the team (units in groups of 4, spread
+ *    evenly; none whose step products are below 64K multiply-adds); the
+ *    teams of a direction split alike and share its packs. A slice owns
  *    the columns of every gate of its units in R^T, packed gate-major into
  *    panels of 16 columns (at compile time when R is constant and the
  *    thread count is the run's, else by the slice's first step), and its
  *    cell state, so its gate math needs no other slice: a step is one
- *    product over all batch rows (padded to a multiple of 6: 6 x 32 tiles
+ *    product over its team's batch rows (padded to a multiple of 6: 6 x 32 tiles
  *    with AVX-512F, an odd last panel 12 x 16, 6 x 16 with AVX2 + FMA,
  *    portable C elsewhere;
  *    rlx_cpu_isa_get, cpu_vmath.h; batches of 1 or 2 rows a GEMV), then
@@ -51,7 +58,9 @@
  *    on the slice's next phase) and counted done; a thread runs its own
  *    slice, then any slice whose thread has not started (the pool may run
  *    participants one after another, or late), then waits for the count
- *    (rlx_parallel_pause: spins while the pool spins, else yields). So any
+ *    (rlx_parallel_pause: spins while the pool spins, else yields); the
+ *    pool gets up to as many items again as there are slices, items that
+ *    do nothing, so that threads that come late take those. So any
  *    number of threads completes, and a slice's arithmetic is the same
  *    whichever thread runs it.
  *  - The gates run 8 (AVX2) or 16 (AVX-512) units at a time, the last
@@ -215,15 +224,18 @@ typedef struct rnn_slice {
     atomic_int joined;             /* its participant has started */
     int d;                         /* direction */
     int64_t u0, nu;                /* units [u0, u0 + nu) */
+    int team;                      /* its team: direction d, batch group g (d * groups + g) */
+    int64_t r0, r1;                /* the team's batch rows [r0, r1), r0 a multiple of RF_MR */
+    size_t tiles;                  /* the team's tiles of RF_MR rows */
     size_t pan_a, pan_b, ldg;      /* panels of the two parts (GRU lbr 0: z, r | h), floats per gh row */
-    int idx;                       /* its place in the direction's team */
+    int idx;                       /* its place in its team */
     const float *rp;               /* packed R^T: part a, then part b */
     float *rp_ws;                  /* rp when the slice packs it (in its first phase); NULL: packed at compile */
     const float *wp;               /* step_x: packed W^T (K = I), the columns of rp */
     float *wp_ws;                  /* wp when the slice packs it (in its first phase); NULL: packed at compile */
-    float *gh;                     /* [nrp][ldg]: the step's products H R^T, gate-major */
-    float *gxs;                    /* step_x: [nrp][ldg], the step's X W^T, as gh */
-    float *c, *z;                  /* LSTM cell [nrp][nu]; GRU z and r [nrp][2 nu] */
+    float *gh;                     /* [tiles * RF_MR][ldg]: the step's products H R^T of the team's rows, gate-major */
+    float *gxs;                    /* step_x: [tiles * RF_MR][ldg], the step's X W^T, as gh */
+    float *c, *z;                  /* LSTM cell [tiles * RF_MR][nu]; GRU z and r [tiles * RF_MR][2 nu] */
 } rnn_slice;
 
 typedef struct rnn_sync {
@@ -248,9 +260,11 @@ typedef struct rnn_fast {
     float *rbh;            /* [D][H]: GRU's Rb of the h gate */
     float *hbuf;           /* [D][2][nrp][H]: h before and after a step (alternating) */
     float *rh;             /* [D][nrp][H]: GRU r . h */
-    int slices[2], first[2];
-    rnn_slice *sl;         /* [slices[0] + slices[1]] */
-    rnn_sync *sync;        /* [D] */
+    int groups;            /* batch groups: teams per direction */
+    int slices[2], first[2]; /* slices of each team of direction d; the first of its group 0 */
+    rnn_slice *sl;         /* [groups * (slices[0] + slices[1])], direction by direction, group by group */
+    int n_sl;              /* their count */
+    rnn_sync *sync;        /* [D * groups], by team */
     float *y, *yh, *yc;
 } rnn_fast;
 
@@ -461,10 +475,10 @@ static size_t x_row(const rnn_fast *f, int64_t d, int64_t s, int64_t b, int64_t 
 }
 
 /* step_x: copies the X rows of step s of direction d for batch rows b0,
- * b0 + stride, ... into dst ([nrp][I]); rows whose sequence is over by
- * then keep what they held (their products are not used). */
-static void stage_x(const rnn_fast *f, int64_t d, int64_t s, int64_t b0, int64_t stride, float *dst) {
-    for (int64_t b = b0; b < f->N; b += stride) {
+ * b0 + stride, ... below b1 into dst ([nrp][I]); rows whose sequence is
+ * over by then keep what they held (their products are not used). */
+static void stage_x(const rnn_fast *f, int64_t d, int64_t s, int64_t b0, int64_t stride, int64_t b1, float *dst) {
+    for (int64_t b = b0; b < b1; b += stride) {
         int64_t L = f->seq ? f->seq[b] : f->T;
         if (s < L)
             memcpy(dst + (size_t)(b * f->I), f->x + x_row(f, d, s, b, L) * (size_t)f->I, (size_t)f->I * sizeof *dst);
@@ -479,7 +493,8 @@ static void stage_x(const rnn_fast *f, int64_t d, int64_t s, int64_t b0, int64_t
 static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_cpu_isa isa) {
     const rlx_rnn_params *p = f->p;
     const int64_t T = f->T, N = f->N, H = f->H, I = f->I, D = f->D, G = f->G, d = sl->d, u0 = sl->u0, n = sl->nu;
-    const size_t hs = (size_t)H, nrh = f->nrp * hs, nri = f->nrp * (size_t)I;
+    const int64_t r0 = sl->r0, r1 = sl->r1;
+    const size_t hs = (size_t)H, nrh = f->nrp * hs, nri = f->nrp * (size_t)I, ro = (size_t)r0;
     if (s == 0 && k == 0) {
         if (sl->rp_ws) pack_slice(f, f->r, H, sl, sl->rp_ws);
         if (sl->wp_ws) pack_slice(f, f->w, I, sl, sl->wp_ws);
@@ -488,36 +503,38 @@ static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_
     const float *hp = hbuf + (size_t)(s & 1) * nrh;
     float *hn = hbuf + (size_t)((s + 1) & 1) * nrh;
     float *xsd = f->step_x ? f->xs + (size_t)d * 2 * nri : NULL;
+    /* the team's rows: its tiles, the rows before it skipped (rows = N:
+     * the GEMV only for batches of 1 or 2, one group) */
     if (k == 0 && xsd)
-        rec_gemm(isa, (size_t)N, f->tiles, xsd + (size_t)(s & 1) * nri, (size_t)I, sl->wp, (size_t)I,
+        rec_gemm(isa, (size_t)N, sl->tiles, xsd + (size_t)(s & 1) * nri + ro * (size_t)I, (size_t)I, sl->wp, (size_t)I,
                  sl->pan_a + sl->pan_b, sl->gxs, sl->ldg);
-    if (k == 0) rec_gemm(isa, (size_t)N, f->tiles, hp, hs, sl->rp, hs, sl->pan_a, sl->gh, sl->ldg);
-    else rec_gemm(isa, (size_t)N, f->tiles, rh, hs, sl->rp + sl->pan_a * hs * RF_NR, hs, sl->pan_b,
+    if (k == 0) rec_gemm(isa, (size_t)N, sl->tiles, hp + ro * hs, hs, sl->rp, hs, sl->pan_a, sl->gh, sl->ldg);
+    else rec_gemm(isa, (size_t)N, sl->tiles, rh + ro * hs, hs, sl->rp + sl->pan_a * hs * RF_NR, hs, sl->pan_b,
                   sl->gh + sl->pan_a * RF_NR, sl->ldg);
     const rlx_rnn_act *act = p->act[d];
     bool last = k == f->phases - 1;
     int ph1 = p->kind == RLX_RNN_GRU && p->linear_before_reset ? 1 : k; /* GRU lbr 1: both gate phases now */
     gate_row g = { .bs = f->bsum + (size_t)(d * G * H + u0), .rbh = f->rbh + (size_t)(d * H + u0),
                    .pp = f->pp ? f->pp + (size_t)(d * 3 * H + u0) : NULL, .xs = xsd ? n : H };
-    for (int64_t b = 0; b < N; b++) {
+    for (int64_t b = r0; b < r1; b++) {
         int64_t L = f->seq ? f->seq[b] : T;
-        size_t hrow = (size_t)b * hs + (size_t)u0;
+        size_t hrow = (size_t)b * hs + (size_t)u0, br = (size_t)(b - r0);
         if (s >= L) { /* the row is over: its h stays */
             if (last) memcpy(hn + hrow, hp + hrow, (size_t)n * sizeof *hn);
             continue;
         }
         int64_t t = p->reverse[d] ? L - 1 - s : s;
-        g.gh = sl->gh + (size_t)b * sl->ldg;
+        g.gh = sl->gh + br * sl->ldg;
         g.ghb = g.gh + sl->pan_a * RF_NR;
         if (xsd) {
-            g.gx = sl->gxs + (size_t)b * sl->ldg;
+            g.gx = sl->gxs + br * sl->ldg;
             g.gxh = f->g1 < G ? g.gx + sl->pan_a * RF_NR : g.gx + 2 * n;
         } else {
             g.gx = f->gx + x_row(f, d, s, b, L) * f->ldx + (size_t)(d * G * H + u0);
             g.gxh = g.gx + 2 * H;
         }
         g.hp = hp + hrow, g.hn = hn + hrow, g.rh = rh + hrow;
-        g.c = sl->c + (size_t)(b * n), g.z = sl->z + (size_t)(2 * b * n);
+        g.c = sl->c + br * (size_t)n, g.z = sl->z + 2 * br * (size_t)n;
         for (int ph = k; ph <= ph1; ph++) gates(isa, p, act, H, n, &g, ph);
         if (last && f->y) {
             size_t yo = p->layout ? (size_t)(((b * T + t) * D + d) * H) : (size_t)(((t * D + d) * N + b) * H);
@@ -525,13 +542,13 @@ static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_
         }
     }
     if (last && xsd && s + 1 < f->steps)
-        stage_x(f, d, s + 1, sl->idx, f->slices[d], xsd + (size_t)((s + 1) & 1) * nri);
+        stage_x(f, d, s + 1, r0 + sl->idx, f->slices[d], r1, xsd + (size_t)((s + 1) & 1) * nri);
     if (!last || s + 1 < f->steps) return;
-    for (int64_t b = 0; b < N; b++) { /* the final state; rows of length 0 keep their zeros */
+    for (int64_t b = r0; b < r1; b++) { /* the final state; rows of length 0 keep their zeros */
         if ((f->seq ? f->seq[b] : T) == 0) continue;
         size_t sidx = (p->layout ? (size_t)((b * D + d) * H) : (size_t)((d * N + b) * H)) + (size_t)u0;
         if (f->yh) memcpy(f->yh + sidx, hn + (size_t)b * hs + (size_t)u0, (size_t)n * sizeof *hn);
-        if (f->yc) memcpy(f->yc + sidx, sl->c + (size_t)(b * n), (size_t)n * sizeof *hn);
+        if (f->yc) memcpy(f->yc + sidx, sl->c + (size_t)(b - r0) * (size_t)n, (size_t)n * sizeof *hn);
     }
 }
 
@@ -552,10 +569,10 @@ static bool slice_claim(rnn_slice *sl, long ph) {
 static void participant(const rnn_fast *f, size_t q, rlx_cpu_isa isa) {
     rnn_slice *own = &f->sl[q];
     const int d = own->d, S = f->slices[d];
-    rnn_slice *team = f->sl + f->first[d];
-    atomic_long *done = &f->sync[d].done;
+    rnn_slice *team = own - own->idx;
+    atomic_long *done = &f->sync[own->team].done;
     const long total = (long)f->steps * f->phases;
-    atomic_int *joined = &f->sync[d].joined;
+    atomic_int *joined = &f->sync[own->team].joined;
     atomic_store_explicit(&own->joined, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(joined, 1, memory_order_relaxed);
     for (long ph = atomic_load_explicit(done, memory_order_acquire) / S; ph < total; ph++) {
@@ -574,10 +591,15 @@ static void participant(const rnn_fast *f, size_t q, rlx_cpu_isa isa) {
     }
 }
 
+/* Items past the slices are none: the pool's threads that come last take
+ * them, and the slices go to the first ones (a thread that joins late,
+ * woken or scheduled late, would hold up the team that waits for it: on
+ * the 16-core host, one or two of them joined 0.6-1.5 ms late in most
+ * runs, the 2.4-4.8 ms LSTM's bimodal times). */
 static void participants_range(void *ctx, size_t q0, size_t q1) {
     const rnn_fast *f = ctx;
     rlx_cpu_isa isa = rlx_cpu_isa_get();
-    for (size_t q = q0; q < q1; q++) participant(f, q, isa);
+    for (size_t q = q0; q < q1 && q < (size_t)f->n_sl; q++) participant(f, q, isa);
 }
 
 static bool all_f32(const rlx_tensor *const *t, int n) {
@@ -590,14 +612,32 @@ static int64_t g_min_slice_fma = RF_MIN_SLICE_FMA;
 
 void rlx_cpu_rnn_min_slice(int64_t fma) { g_min_slice_fma = fma > 0 ? fma : RF_MIN_SLICE_FMA; }
 
-/* Slices per direction for `threads` threads: the threads split over the
- * directions, at most one slice per RF_UNIT_GRAIN units, each slice's step
- * products (K: H, or H + I with step_x) at least RF_MIN_SLICE_FMA
- * multiply-adds. */
-static int slices_for(int threads, int64_t D, int64_t d, int64_t nrp, int64_t K, int64_t H, int64_t G) {
-    int64_t want = threads >= D ? threads / D + (d < threads % D) : 1;
+static int g_groups_force; /* 0: by rule */
+
+void rlx_cpu_rnn_groups(int groups) { g_groups_force = groups > 0 ? groups : 0; }
+
+/* Batch groups for `threads` threads (each direction's batch tiles split
+ * into this many teams, each with its own slices and barrier): one per
+ * tile where every (direction, tile) can have threads of its own, else
+ * one. */
+static int groups_for(const rnn_fast *f, int threads) {
+    int64_t g = g_groups_force;
+    if (!g) g = f->D * (int64_t)f->tiles <= threads ? (int64_t)f->tiles : 1;
+    if (g > threads / f->D) g = threads / f->D;
+    if (g > (int64_t)f->tiles) g = (int64_t)f->tiles;
+    return g < 1 ? 1 : (int)g;
+}
+
+/* Slices per team of direction d for `threads` threads: the threads split
+ * over the directions and batch groups, at most one slice per
+ * RF_UNIT_GRAIN units, each slice's step products (K: H, or H + I with
+ * step_x; rows: a group's) at least RF_MIN_SLICE_FMA multiply-adds. */
+static int slices_for(int threads, int64_t D, int64_t groups, int64_t d, int64_t rows, int64_t K, int64_t H,
+                      int64_t G) {
+    int64_t teams = D * groups;
+    int64_t want = threads >= teams ? threads / teams + (groups == 1 && d < threads % D) : 1;
     int64_t by_units = (H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN;
-    int64_t by_work = nrp * K * G * H / g_min_slice_fma;
+    int64_t by_work = rows * K * G * H / g_min_slice_fma;
     if (want > by_units) want = by_units;
     if (want > by_work) want = by_work;
     return want < 1 ? 1 : (int)want;
@@ -617,31 +657,44 @@ static void fast_init(rnn_fast *f, const rlx_rnn_params *p, const rlx_rnn_sizes 
     f->step_x = f->N >= RF_STEP_X_ROWS;
 }
 
-/* Splits each direction's units into slices for `threads` threads
- * (f->slices, f->first) and returns their count; with sl, also each
- * slice's units (groups of RF_UNIT_GRAIN spread evenly) and panels (the
- * sum of those goes to *panels: packed R has panels * H * RF_NR floats,
- * packed W panels * I * RF_NR). */
+/* Splits each direction's batch tiles into f->groups teams and each
+ * team's units into slices for `threads` threads (f->slices, f->first)
+ * and returns the slices' count; with sl, also each slice's rows (its
+ * team's tiles, spread evenly), units (groups of RF_UNIT_GRAIN spread
+ * evenly) and panels. The teams of a direction split their units alike,
+ * so they share the packs: *panels gets the panels of one team per
+ * direction (packed R has *panels * H * RF_NR floats, packed W *panels *
+ * I * RF_NR). */
 static int plan_slices(rnn_fast *f, int threads, rnn_slice *sl, size_t *panels) {
     int n_sl = 0;
-    int64_t H = f->H, G = f->G, groups = (H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN;
+    int64_t H = f->H, G = f->G, ugroups = (H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN, P = (int64_t)f->tiles;
+    f->groups = groups_for(f, threads);
+    int64_t gtiles = (P + f->groups - 1) / f->groups;
     if (panels) *panels = 0;
     for (int64_t d = 0; d < f->D; d++) {
         f->first[d] = n_sl;
-        f->slices[d] = slices_for(threads, f->D, d, (int64_t)f->nrp, f->step_x ? H + f->I : H, H, G);
-        for (int j = 0; sl && j < f->slices[d]; j++) {
-            rnn_slice *s = &sl[n_sl + j];
-            int64_t a = groups * j / f->slices[d] * RF_UNIT_GRAIN, e = groups * (j + 1) / f->slices[d] * RF_UNIT_GRAIN;
-            s->d = (int)d;
-            s->idx = j;
-            s->u0 = a;
-            s->nu = (e < H ? e : H) - a;
-            s->pan_a = (size_t)(f->g1 * s->nu + RF_NR - 1) / RF_NR;
-            s->pan_b = (size_t)((G - f->g1) * s->nu + RF_NR - 1) / RF_NR;
-            s->ldg = (s->pan_a + s->pan_b) * RF_NR;
-            if (panels) *panels += s->pan_a + s->pan_b;
+        f->slices[d] = slices_for(threads, f->D, f->groups, d, gtiles * RF_MR, f->step_x ? H + f->I : H, H, G);
+        for (int64_t gr = 0; gr < f->groups; gr++) {
+            int64_t t0 = P * gr / f->groups, t1 = P * (gr + 1) / f->groups;
+            for (int j = 0; sl && j < f->slices[d]; j++) {
+                rnn_slice *s = &sl[n_sl + j];
+                int64_t a = ugroups * j / f->slices[d] * RF_UNIT_GRAIN;
+                int64_t e = ugroups * (j + 1) / f->slices[d] * RF_UNIT_GRAIN;
+                s->d = (int)d;
+                s->team = (int)(d * f->groups + gr);
+                s->idx = j;
+                s->r0 = t0 * RF_MR;
+                s->r1 = t1 * RF_MR < f->N ? t1 * RF_MR : f->N;
+                s->tiles = (size_t)(t1 - t0);
+                s->u0 = a;
+                s->nu = (e < H ? e : H) - a;
+                s->pan_a = (size_t)(f->g1 * s->nu + RF_NR - 1) / RF_NR;
+                s->pan_b = (size_t)((G - f->g1) * s->nu + RF_NR - 1) / RF_NR;
+                s->ldg = (s->pan_a + s->pan_b) * RF_NR;
+                if (panels && gr == 0) *panels += s->pan_a + s->pan_b;
+            }
+            n_sl += f->slices[d];
         }
-        n_sl += f->slices[d];
     }
     return n_sl;
 }
@@ -662,7 +715,7 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     int threads = rlx_parallel_threads();
     int n_sl = plan_slices(&f, threads, NULL, NULL);
     /* the slices in the calling thread's INDEX buffer (zeroed), else one block */
-    size_t sl_bytes = (size_t)n_sl * sizeof(rnn_slice) + (size_t)D * sizeof(rnn_sync);
+    size_t sl_bytes = (size_t)n_sl * sizeof(rnn_slice) + (size_t)(D * f.groups) * sizeof(rnn_sync);
     rnn_slice *sl = rlx_scratch_get(RLX_SCRATCH_INDEX, sl_bytes), *sl_own = NULL;
     if (sl) memset(sl, 0, sl_bytes);
     else if (!(sl = sl_own = rlx_alloc_aligned(sl_bytes))) return false;
@@ -681,9 +734,9 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     for (int i = 0; i < n_sl; i++) {
         atomic_init(&sl[i].next, 0);
         atomic_init(&sl[i].joined, 0);
-        n_ws += f.nrp * ((f.step_x ? 2 : 1) * sl[i].ldg + 3 * (size_t)sl[i].nu);
+        n_ws += sl[i].tiles * RF_MR * ((f.step_x ? 2 : 1) * sl[i].ldg + 3 * (size_t)sl[i].nu);
     }
-    for (int64_t d = 0; d < D; d++) atomic_init(&f.sync[d].done, 0), atomic_init(&f.sync[d].joined, 0);
+    for (int64_t t = 0; t < D * f.groups; t++) atomic_init(&f.sync[t].done, 0), atomic_init(&f.sync[t].joined, 0);
     size_t n_gx = 0, n_xs = 0, n_state, total;
     if ((f.step_x ? !rlx_mul_ok(f.nrp * (size_t)I, (size_t)(2 * D), &n_xs) : !rlx_mul_ok((size_t)(T * N), f.ldx, &n_gx)) ||
         !rlx_mul_ok(f.nrp * (size_t)H, (size_t)(3 * D), &n_state)) {
@@ -713,16 +766,29 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     const float *rq = rp_pre, *wq = wp_pre;
     for (int i = 0; i < n_sl; i++) {
         rnn_slice *s = &sl[i];
-        size_t nu = (size_t)s->nu, pans = s->pan_a + s->pan_b;
-        if (rp_pre) s->rp = rq, rq += pans * (size_t)H * RF_NR;
-        else s->rp = s->rp_ws = q, q += pans * (size_t)H * RF_NR;
-        if (wp_pre) s->wp = wq, wq += pans * (size_t)I * RF_NR;
-        else if (f.step_x) s->wp = s->wp_ws = q, q += pans * (size_t)I * RF_NR;
-        s->gh = q, q += f.nrp * s->ldg;
-        if (f.step_x) s->gxs = q, q += f.nrp * s->ldg;
-        s->c = q, q += f.nrp * nu;
-        s->z = q, q += 2 * f.nrp * nu;
-        memset(s->c, 0, 3 * f.nrp * nu * sizeof(float));
+        size_t nu = (size_t)s->nu, pans = s->pan_a + s->pan_b, rows = s->tiles * RF_MR;
+        if (s->team % f.groups) { /* a later batch group: group 0's packs */
+            const rnn_slice *s0 = &sl[f.first[s->d] + s->idx];
+            s->rp = s0->rp, s->wp = s0->wp;
+        } else {
+            if (rp_pre) s->rp = rq, rq += pans * (size_t)H * RF_NR;
+            else s->rp = s->rp_ws = q, q += pans * (size_t)H * RF_NR;
+            if (wp_pre) s->wp = wq, wq += pans * (size_t)I * RF_NR;
+            else if (f.step_x) s->wp = s->wp_ws = q, q += pans * (size_t)I * RF_NR;
+        }
+        s->gh = q, q += rows * s->ldg;
+        if (f.step_x) s->gxs = q, q += rows * s->ldg;
+        s->c = q, q += rows * nu;
+        s->z = q, q += 2 * rows * nu;
+        memset(s->c, 0, 3 * rows * nu * sizeof(float));
+    }
+    /* several teams read a direction's packs: packed here, not by the
+     * slices' first steps */
+    for (int i = 0; f.groups > 1 && i < n_sl; i++) {
+        rnn_slice *s = &sl[i];
+        if (s->rp_ws) pack_slice(&f, in[2]->data, H, s, s->rp_ws);
+        if (s->wp_ws) pack_slice(&f, in[1]->data, I, s, s->wp_ws);
+        s->rp_ws = s->wp_ws = NULL;
     }
     const rlx_tensor *bt = in[RLX_RNN_IN_B];
     const float *bb = bt ? bt->data : NULL;
@@ -743,24 +809,30 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     f.yh = yh ? yh->data : NULL;
     f.yc = yc ? yc->data : NULL;
     /* the initial state: h into the first buffer, c into the slices */
-    for (int64_t d = 0; d < D; d++)
+    for (int64_t d = 0; f.h0 && d < D; d++)
         for (int64_t b = 0; b < N; b++) {
             size_t sidx = p->layout ? (size_t)((b * D + d) * H) : (size_t)((d * N + b) * H);
-            if (f.h0) memcpy(f.hbuf + ((size_t)d * 2 * f.nrp + (size_t)b) * (size_t)H, f.h0 + sidx, (size_t)H * sizeof(float));
-            for (int j = 0; f.c0 && j < f.slices[d]; j++) {
-                rnn_slice *s = &sl[f.first[d] + j];
-                memcpy(s->c + (size_t)(b * s->nu), f.c0 + sidx + (size_t)s->u0, (size_t)s->nu * sizeof(float));
-            }
+            memcpy(f.hbuf + ((size_t)d * 2 * f.nrp + (size_t)b) * (size_t)H, f.h0 + sidx, (size_t)H * sizeof(float));
         }
+    for (int i = 0; f.c0 && i < n_sl; i++) {
+        rnn_slice *s = &sl[i];
+        for (int64_t b = s->r0; b < s->r1; b++) {
+            size_t sidx = p->layout ? (size_t)((b * D + s->d) * H) : (size_t)((s->d * N + b) * H);
+            memcpy(s->c + (size_t)(b - s->r0) * (size_t)s->nu, f.c0 + sidx + (size_t)s->u0, (size_t)s->nu * sizeof(float));
+        }
+    }
     if (f.step_x) { /* step 0's X rows; the slices stage the later ones */
-        for (int64_t d = 0; d < D; d++) stage_x(&f, d, 0, 0, 1, f.xs + (size_t)d * 2 * f.nrp * (size_t)I);
+        for (int64_t d = 0; d < D; d++) stage_x(&f, d, 0, 0, 1, N, f.xs + (size_t)d * 2 * f.nrp * (size_t)I);
     } else { /* every step's X W^T, both directions, in one GEMM (W^T packed
               * once when the executable was compiled: rlx_cpu_rnn_prepare) */
         rlx_cpu_sgemm_packref wp = { pk, 0, 0 };
         rlx_cpu_sgemm_packed(false, true, (size_t)(T * N), f.ldx, (size_t)I, 1.0f, f.x, (size_t)I, f.w, (size_t)I, 0.0f,
                              f.gx, f.ldx, NULL, pk && pk->data ? &wp : NULL);
     }
-    if (f.steps > 0) rlx_parallel_for((size_t)n_sl, 1, participants_range, &f);
+    f.n_sl = n_sl;
+    /* up to as many items again, none: spares for threads that come late */
+    int items = n_sl >= threads ? n_sl : 2 * n_sl < threads ? 2 * n_sl : threads;
+    if (f.steps > 0) rlx_parallel_for((size_t)items, 1, participants_range, &f);
     free(owned);
     rlx_free_aligned(sl_own);
     return true;
@@ -904,6 +976,7 @@ rlx_status rlx_cpu_rnn_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     float *q = rp, *qw = wp;
     for (int i = 0; i < n_sl; i++) {
         size_t pans = sl[i].pan_a + sl[i].pan_b;
+        if (sl[i].team % f.groups) continue; /* later batch groups share group 0's packs */
         pack_slice(&f, r->data, sz.hidden, &sl[i], q);
         q += pans * (size_t)sz.hidden * RF_NR;
         if (!wp) continue;
