@@ -68,6 +68,14 @@ def npy_seeds(out):
     put(out, "npy", npy_bytes("<c8", (2,), bytes(16)))
     put(out, "npy", npy_bytes("<f4", (2, 2), bytes(16), version=4))
     put(out, "npy", npy_bytes("<f4", (1 << 40, 1 << 30), b""))  # size overflows
+    # strings: bytes ('S'), UTF-32 ('U', both byte orders), bytes that are
+    # no UTF-8 (written back as 'S'), NUL padding, Fortran order
+    put(out, "npy", npy_bytes("|S3", (2, 2), b"ab\0cde\xff \0x\0\0"))
+    put(out, "npy", npy_bytes("|S2", (3,), b"hi\xff\x20 \n", fortran=True))
+    u = "".join(["a\0", "\u00e9z", "\U0001f600\0"]).encode("utf-32-le")
+    put(out, "npy", npy_bytes("<U2", (3,), u))
+    put(out, "npy", npy_bytes(">U2", (3,), "".join(["a\0", "\u00e9z", "xy"]).encode("utf-32-be")))
+    put(out, "npy", npy_bytes("<U1", (2, 2), "abcd".encode("utf-32-le"), fortran=True))
 
 
 def testdata_seeds(out, max_bytes, limit):

@@ -23,8 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fprintf(stderr, "fuzz: a saved .npy does not load again: %s\n", rlx_last_error());
             abort();
         }
-        if (u->dtype != t->dtype || u->rank != t->rank || memcmp(u->dims, t->dims, sizeof t->dims[0] * (size_t)t->rank) ||
-            u->nbytes != t->nbytes || (t->nbytes && memcmp(u->data, t->data, t->nbytes))) {
+        if (!fuzz_same_tensor(t, u)) {
             fprintf(stderr, "fuzz: .npy round trip changed the tensor\n");
             abort();
         }

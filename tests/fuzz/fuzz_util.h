@@ -7,6 +7,7 @@
 
 #include <rlx/rlx.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,19 @@ static inline void fuzz_touch_tensor(const rlx_tensor *t) {
         for (size_t i = 0; i < t->nbytes; i++) acc ^= b[i];
     }
     (void)acc;
+}
+
+/* Same dtype, shape and elements; a string tensor's elements (pointers to
+ * its own copies) compared by their text. */
+static inline bool fuzz_same_tensor(const rlx_tensor *t, const rlx_tensor *u) {
+    if (u->dtype != t->dtype || u->rank != t->rank || u->nbytes != t->nbytes ||
+        memcmp(u->dims, t->dims, sizeof t->dims[0] * (size_t)t->rank))
+        return false;
+    if (t->dtype != RLX_DTYPE_STRING) return !t->nbytes || !memcmp(u->data, t->data, t->nbytes);
+    const char *const *a = t->data, *const *b = u->data;
+    for (size_t i = 0, n = rlx_tensor_numel(t); i < n; i++)
+        if (strcmp(a[i], b[i])) return false;
+    return true;
 }
 
 #endif
