@@ -362,6 +362,26 @@ static rlx_status x_fast_gelu(cx *c) {
     return gelu(c, x, "tanh");
 }
 
+/* com.microsoft.GridSample (onnxruntime's contrib op from before ONNX had
+ * one): ONNX GridSample-16, whose attributes and mode names (bilinear,
+ * nearest, bicubic) it has; the ONNX op checks them. */
+static rlx_status x_grid_sample(cx *c) {
+    const rlx_node_attr *m = given(c, "mode"), *p = given(c, "padding_mode");
+    rlx_node_attr a[3];
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "align_corners", attr_i(c, "align_corners")));
+    rlx_status st = set_str(&a[1], "mode", m ? m->s : "bilinear");
+    if (!st) {
+        st = set_str(&a[2], "padding_mode", p ? p->s : "zeros");
+        if (st) rlx_node_attr_free(&a[1]);
+    }
+    if (st) {
+        rlx_node_attr_free(&a[0]);
+        return st;
+    }
+    int y;
+    return emit(c, 16, "GridSample", (int[]){ in_id(c, 0), in_id(c, 1) }, 2, a, 3, out_id(c, 0), &y);
+}
+
 /* QuickGelu(X) = X * Sigmoid(alpha X). */
 static rlx_status x_quick_gelu(cx *c) {
     int x, ax, s, y;
@@ -2237,6 +2257,10 @@ static const rlx_contrib_def k_contrib[] = {
       "scales' and DequantizeLinear-21 blocked (f32 or f16 scales; runs on the CPU). int4 and uint4 data are not "
       "supported (the load reads 4-bit constants only as DequantizeLinear's x and x_zero_point).",
       { A_INT("block_size", 128), A_INT("gather_axis", 0), A_INT("quantize_axis", 1) } },
+    { MS, "GridSample", 1, 2, 2, 1, 1, x_grid_sample,
+      "GridSample-16 (the same attributes and mode names: bilinear, nearest, bicubic).",
+      { A_INT("align_corners", 0), { "mode", RLX_ATTR_STRING, false, true, 0, "bilinear" },
+        { "padding_mode", RLX_ATTR_STRING, false, true, 0, "zeros" } } },
     { MS, "GroupQueryAttention", 1, 7, 11, 3, 3, x_gqa,
       "MatMul, Softmax, MatMul per head with kv heads repeated (num_heads a multiple of kv_num_heads; Expand "
       "materializes the repeated K and V: num_heads / kv_num_heads times their memory), a causal "

@@ -145,6 +145,19 @@ case("chain_opset13", chain, {"x": x, "s": s}, {"y": F}, {"g": g, "be": be, "bi"
 # infers its inputs' producers depth first)
 case("chain_unsorted", chain[::-1], {"x": x, "s": s}, {"y": F}, {"g": g, "be": be, "bi": bi}, opset=13)
 
+# ---------------------------------------------------------------- GridSample (onnxruntime's contrib form)
+# ONNX GridSample-16's semantics under the contrib name; grid values beyond
+# [-1, 1] so that every padding mode matters
+for mode, tol in (("bilinear", 2e-5), ("nearest", 0.0), ("bicubic", 2e-5)):
+    for pad in ("zeros", "border", "reflection"):
+        for ac in (0, 1):
+            x, grid = f32(2, 3, 5, 7), f32(2, 4, 6, 2, lo=-1.4, hi=1.4)
+            case("grid_sample_%s_%s_%d" % (mode, pad, ac),
+                 [node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=pad, align_corners=ac)],
+                 {"x": x, "grid": grid}, {"y": F}, tol=tol)
+x, grid = f32(1, 2, 4, 4), f32(1, 3, 3, 2, lo=-1.2, hi=1.2)
+case("grid_sample_defaults", [node("GridSample", ["x", "grid"], ["y"])], {"x": x, "grid": grid}, {"y": F})
+
 # ---------------------------------------------------------------- quantized
 U8, I8 = T.UINT8, T.INT8
 
@@ -494,6 +507,12 @@ path = build("bad_attr_type", [node("QuickGelu", ["x"], ["y"], alpha=2)], {"x": 
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc != 0 and "quickgelu" in se and "'alpha' has type INT, expected FLOAT" in se,
         "a contrib attribute of the wrong type fails naming node and attribute (rc %d: %s)" % (rc, se.strip()[-300:]))
+# GridSample-20's mode names are not the contrib op's
+path = build("bad_grid_mode", [node("GridSample", ["x", "g"], ["y"], mode="linear")],
+             {"x": f32(1, 1, 3, 3), "g": f32(1, 2, 2, 2)}, {"y": F})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "gridsample" in se and "linear" in se,
+        "contrib GridSample with mode 'linear' fails naming the node and the mode (rc %d: %s)" % (rc, se.strip()[-300:]))
 path = build("bad_heads", [node("GroupQueryAttention", ["x", "k", "k", "", "", "sl", "t"], ["y", "pk", "pv"],
                                 num_heads=3, kv_num_heads=2)],
              {"x": f32(1, 2, 24), "k": f32(1, 2, 16), "sl": np.array([1], np.int32), "t": np.array(2, np.int32)},
