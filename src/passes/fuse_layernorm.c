@@ -89,19 +89,23 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int m1_id, rlx
     rlx_node *sub = only_user(g, u, mean);
     if (!sub || !rlx_fuse_is(sub, RLX_OP_Sub) || sub->in[0] != x || sub->in[1] != mean) return RLX_OK;
     int d = sub->out[0];
-    /* d feeds the square and the Div, nothing else */
-    if (rlx_fuse_n_users(u, d) != 2 || rlx_fuse_is_output(g, d)) return RLX_OK;
+    /* d feeds the square and the Div, nothing else: the users are edges,
+     * so Mul(d, d) is two of them (Pow(d, 2) one) */
+    int n_users = rlx_fuse_n_users(u, d);
+    if (n_users < 2 || n_users > 3 || rlx_fuse_is_output(g, d)) return RLX_OK;
     rlx_node *sq = NULL, *div = NULL;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n_users; i++) {
         rlx_node *n = &g->nodes[rlx_fuse_user(u, d, i)];
-        if (rlx_fuse_is(n, RLX_OP_Div) && n->in[0] == d) div = n;
-        else sq = n;
+        if (!div && rlx_fuse_is(n, RLX_OP_Div) && n->in[0] == d && n->in[1] != d) div = n;
+        else if (!sq || sq == n) sq = n;
+        else return RLX_OK;
     }
     float e = 0, eps = 0;
     if (!sq || !div) return RLX_OK;
     if (rlx_fuse_is(sq, RLX_OP_Pow)) {
-        if (sq->in[0] != d || !rlx_fuse_konst_scalar(rlx_node_input(g, sq, 1), &e) || e != 2.0f) return RLX_OK;
-    } else if (!rlx_fuse_is(sq, RLX_OP_Mul) || sq->in[0] != d || sq->in[1] != d) {
+        if (n_users != 2 || sq->in[0] != d || !rlx_fuse_konst_scalar(rlx_node_input(g, sq, 1), &e) || e != 2.0f)
+            return RLX_OK;
+    } else if (n_users != 3 || !rlx_fuse_is(sq, RLX_OP_Mul) || sq->in[0] != d || sq->in[1] != d) {
         return RLX_OK;
     }
     rlx_node *m2 = only_user(g, u, sq->out[0]);

@@ -95,6 +95,30 @@ for dev in ["cpu", "gpu"]:
         row = [ln.split() for ln in log.splitlines() if ln.split()[:1] == ["LayerNormalization"]]
         C.check(row and row[0][1:4] == ["1", "1", "0"], "gpu: LayerNormalization is not one native node:\n" + log)
 
+# the square written other ways: Pow by an int64 2 and Mul(d, d) (two edges
+# from d, which fuse_layernorm once counted as a third user and left the
+# pattern unfused); pow_exponent turns every Pow(d, 2) into the Mul, so all
+# three reach the fusion the same way, on both devices
+for form in ("pow_int64", "mul"):
+    sq = (H.make_node("Pow", ["d", "two_i"], ["d2"]) if form == "pow_int64" else H.make_node("Mul", ["d", "d"], ["d2"]))
+    nodes_f = [sq if nd.op_type == "Pow" else nd for nd in nodes]
+    g_f = H.make_graph(nodes_f, "ln16_" + form, [H.make_tensor_value_info("x", T.FLOAT16, [N, H_])],
+                       [H.make_tensor_value_info("y", T.FLOAT16, [N, H_])],
+                       inits + [NH.from_array(np.array(2, np.int64), "two_i")])
+    model_f = os.path.join(tmp, "ln16_%s.onnx" % form)
+    onnx.save(H.make_model(g_f, opset_imports=[H.make_opsetid("", 13)], ir_version=8), model_f)
+    for dev in ["cpu", "gpu"]:
+        out = os.path.join(tmp, "out_%s_%s" % (form, dev))
+        rc, so, se = R.run([RLX, "run", model_f, "--device", dev, "--input", "x=" + xin, "--iters", "0",
+                            "--output-dir", out, "--report"])
+        if not C.check(rc == 0, "%s on %s: rlx run failed: %s" % (form, dev, (so + se)[-400:])):
+            continue
+        e = rel(np.load(os.path.join(out, "y.npy")))
+        print("rlx %s, square as %s: normwise relative error %.3g" % (dev, form, e))
+        C.check(e < 1e-3, "%s on %s: error %.3g against float64 (want < 1e-3)" % (form, dev, e))
+        row = [ln.split() for ln in (so + se).splitlines() if ln.split()[:1] == ["LayerNormalization"]]
+        C.check(row and row[0][1] == "1", "%s on %s: the pattern is not one LayerNormalization:\n%s" % (form, dev, so + se))
+
 # the passes are what make it accurate: with both off, the written-out form
 # overflows in binary16; on CPU plans widen_f16 alone keeps the squares in f32
 y, _ = rlx_run("cpu", "--option", "passes.disable=fuse_layernorm,widen_f16")
