@@ -65,7 +65,7 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
     /* CPU plans: f16 models in f32, before the fusions, which then see f32 */
     RLX_TRY(run_pass(g, ps, "widen_f16", rlx_pass_widen_f16));
     RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
-    /* GPU plans: before the fusions, which then take the float Pow (and Mul) */
+    /* before the fusions, which then take the Mul (and on GPU plans the float Pow) */
     RLX_TRY(run_pass(g, ps, "pow_exponent", rlx_pass_pow_exponent));
     RLX_TRY(run_pass(g, ps, "fuse_qdq", rlx_pass_fuse_qdq));
     RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
