@@ -119,6 +119,28 @@ for form in ("pow_int64", "mul"):
         row = [ln.split() for ln in (so + se).splitlines() if ln.split()[:1] == ["LayerNormalization"]]
         C.check(row and row[0][1] == "1", "%s on %s: the pattern is not one LayerNormalization:\n%s" % (form, dev, so + se))
 
+# pow_exponent on both devices: f32 Pow(x, 2.0) runs as Mul(x, x), the
+# correctly rounded square (x = 1 + 2^-12 squares to a tie that glibc's
+# powf rounds the other way)
+xs = np.concatenate([np.array([1 + 2 ** -12, 1 + 3 * 2 ** -12, -1.5, 0.0], np.float32),
+                     rng.uniform(-3, 3, 60).astype(np.float32)])
+g_p = H.make_graph([H.make_node("Pow", ["x", "two_f"], ["y"])], "pow2", [H.make_tensor_value_info("x", T.FLOAT, [64])],
+                   [H.make_tensor_value_info("y", T.FLOAT, [64])], [NH.from_array(np.array(2.0, np.float32), "two_f")])
+model_p = os.path.join(tmp, "pow2.onnx")
+onnx.save(H.make_model(g_p, opset_imports=[H.make_opsetid("", 13)], ir_version=8), model_p)
+xs_in = os.path.join(tmp, "xs.npy")
+np.save(xs_in, xs)
+for dev in ["cpu", "gpu"]:
+    out = os.path.join(tmp, "out_pow2_" + dev)
+    rc, so, se = R.run([RLX, "run", model_p, "--device", dev, "--input", "x=" + xs_in, "--iters", "0", "--output-dir", out,
+                        "--report"])
+    if not C.check(rc == 0, "pow2 on %s: rlx run failed: %s" % (dev, (so + se)[-400:])):
+        continue
+    row = [ln.split() for ln in (so + se).splitlines() if ln.split()[:1] == ["Mul"]]
+    C.check(row and row[0][1:3] == ["1", "1"], "pow2 on %s: Pow(x, 2.0) is not one native Mul:\n%s" % (dev, so + se))
+    y = np.load(os.path.join(out, "y.npy"))
+    C.check(np.array_equal(y.view(np.uint32), (xs * xs).view(np.uint32)), "pow2 on %s: not the bits of x * x" % dev)
+
 # the passes are what make it accurate: with both off, the written-out form
 # overflows in binary16; on CPU plans widen_f16 alone keeps the squares in f32
 y, _ = rlx_run("cpu", "--option", "passes.disable=fuse_layernorm,widen_f16")
