@@ -272,6 +272,13 @@ static void test_conv_listed(void) {
         { "5x3 stride 3x1 dilation 1x3", 2, 1, 3, 5, 1, { 16, 20 }, { 5, 3 }, { 3, 1 }, { 1, 3 }, { 2, 0 }, { 1, 4 }, 0 },
         { "group 2", 2, 2, 8, 6, 2, { 9, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "group 4, 1x1 (shufflenet)", 2, 1, 32, 16, 4, { 14, 14 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        /* one input channel per group, multiplier 4 and more: im2col + GEMM (conv_depthwise) */
+        { "1 channel in, 32 out (grayscale stem)", 2, 2, 1, 32, 1, { 13, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "1-D STFT: 1 channel, 66 out, 64 taps, stride 16", 1, 2, 1, 66, 1, { 200 }, { 64 }, { 16 }, { 1 }, { 0 },
+          { 0 }, 0 },
+        { "depthwise 3x3 multiplier 4 s2", 2, 1, 4, 16, 4, { 15, 12 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 1 },
+          1 },
         { "depthwise 3x3 s1", 2, 1, 12, 12, 12, { 19, 21 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "depthwise 3x3 s1 wide rows (in place)", 2, 1, 5, 5, 5, { 6, 41 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
           { 1, 1 }, 1 },

@@ -95,6 +95,27 @@ static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
 }
 
 
+/* Whether a convolution with one input channel per group (c_in ==
+ * group) takes the depthwise paths. They run each output plane over its
+ * input plane alone, so a channel multiplier c_out / group of 4 or more
+ * (an STFT as a 1-channel Conv with n_fft taps, a grayscale or waveform
+ * stem) re-reads the input plane per output and spends its time in per-tap
+ * overhead on short rows: those take im2col + GEMM, which reads the
+ * input once for all outputs. Single Conv nodes, 1 thread, dev VM,
+ * 2026-12-07, median us depthwise -> GEMM: silero VAD's STFT [1,1,640] by
+ * [258,1,256] stride 128 999 -> 30, [1,1,16384] by [514,1,512] stride
+ * 160 13800 -> 400, wav2vec2's [1,1,16000] by [512,1,10] stride 5 10700 ->
+ * 460, [1,1,64,64] by [32,1,3,3] 158 -> 34, [1,1,224,224] by [64,1,7,7]
+ * stride 2 12400 -> 1000, multiplier 4 [1,16,56,56] by [64,1,3,3] 274 ->
+ * 162, multiplier 8 302 -> 86; multipliers 1 to 2 stay (multiplier 2
+ * [1,32,56,56] 442 against 530; [1,1,256,256] by [2,1,3,3] 67-92 against
+ * 136-167). */
+#define CONV_DW_MAX_MULT 3
+
+static bool conv_depthwise(int64_t c_in, int64_t c_out, int64_t group) {
+    return group >= 1 && c_in == group && c_out / group <= CONV_DW_MAX_MULT;
+}
+
 static bool conv_fits_blas(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
     return cog <= RLX_NN_BLAS_MAX && (int64_t)s->out_sp <= RLX_NN_BLAS_MAX &&
@@ -110,8 +131,11 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
         return RLX_OK;
     int64_t group = rlx_param_int(n, "group"), c_out = w->dims[0], cig = w->dims[1], ksz = 1;
     for (int i = 2; i < w->rank; i++) ksz *= w->dims[i];
-    /* depthwise (one input channel per group) runs without a GEMM */
-    if (group < 1 || cig <= 1 || c_out < group || c_out % group || ksz < 1) return RLX_OK;
+    /* depthwise (one input channel per group, a small multiplier) runs
+     * without a GEMM */
+    if (group < 1 || cig < 1 || conv_depthwise(cig * group, c_out, group) || c_out < group || c_out % group ||
+        ksz < 1)
+        return RLX_OK;
     int64_t cog = c_out / group, kt = cig * ksz;
     if (cog > RLX_NN_BLAS_MAX || kt > RLX_NN_BLAS_MAX) return RLX_OK;
     /* a convolution with few output positions: transposed for the
@@ -163,7 +187,7 @@ static rlx_status conv_run(rlx_cpu_kctx *k, bool reference_ok, bool *done) {
     rlx_nn_sp3_init(&g, &s);
     *done = true;
     if (!k->reference && x->dtype == RLX_DTYPE_F32) {
-        if (g.c_in == g.group) return rlx_nn_conv_depthwise_f32(k, &g, &s); /* one input channel per group */
+        if (conv_depthwise(g.c_in, g.c_out, g.group)) return rlx_nn_conv_depthwise_f32(k, &g, &s);
         if (conv_fits_blas(&g, &s)) return rlx_nn_conv_gemm_f32(k, &g, &s);
     }
     if (reference_ok) return conv_reference(k, &g);
