@@ -349,7 +349,7 @@ static void test_bad_settings(void) {
 int main(void) {
     if (!gpu_open(&g_be, &g_be16, "test_webgpu_attention")) return 0;
     for (int e = 0; e < 3; e++) set_env(g_vars[e], NULL);
-    CHECK_OK(rlx_backend_cpu_create(&g_cpu));
+    CHECK_OK(rlx_backend_cpu_create(NULL, &g_cpu));
     double t0 = rlx_now_seconds();
     for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) test_case(&k_cases[i]);
     fprintf(stderr, "  cases %6.2f s\n", rlx_now_seconds() - t0);
