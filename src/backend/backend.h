@@ -149,8 +149,10 @@ rlx_status rlx_backend_cpu_create(const rlx_cpu_config *cfg, rlx_backend **out);
 struct rlx_config;
 rlx_status rlx_backend_webgpu_open(const char *device, const rlx_session_options *opt, const struct rlx_config *cfg,
                                    rlx_backend **out);
-/* As rlx_backend_webgpu_open with options resolved from `opt` and the
- * environment now, owned by the backend (tests). */
-rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out);
+/* As rlx_backend_webgpu_open with options resolved now from `options`
+ * (NULL: none set), `opt` and the environment, owned by the backend
+ * (tests). */
+rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, const rlx_options *options,
+                                     rlx_backend **out);
 
 #endif
