@@ -1,6 +1,6 @@
 /* Helpers of the fusion tests (test_fusion.c, test_fuse_conv_residual.c):
  * models built by name through the public builder, runs with passes turned
- * off (RLX_DISABLE_PASSES) and the GPU arena poisoned with NaN, and
+ * off (option passes.disable) and the GPU arena poisoned with NaN, and
  * comparisons of two runs and of their programs. Header-only (static),
  * included after test.h. */
 #ifndef RLX_TESTS_FUSION_UTIL_H
@@ -59,24 +59,30 @@ typedef struct run_t {
     const rlx_program *p;
 } run_t;
 
-/* Runs m on `device` with the passes in `off` disabled (NULL: all on); on
- * the GPU the arena starts as NaN (RLX_GPU_POISON), so an element no
- * kernel writes shows. */
-static inline run_t run(const rlx_model *m, const char *device, const char *off, size_t n_in, const char *const *names,
-                        const rlx_tensor *const *in) {
+/* Runs m on `device` with the passes in `off` disabled (NULL: all on) and
+ * the options `extra` ("key=value" items separated by ';', NULL: none); on
+ * the GPU the arena starts as NaN (gpu.poison), so an element no kernel
+ * writes shows. */
+static inline run_t run_with(const rlx_model *m, const char *device, const char *off, const char *extra, size_t n_in,
+                             const char *const *names, const rlx_tensor *const *in) {
     run_t r = { NULL, 0, NULL, NULL };
-    if (off) setenv("RLX_DISABLE_PASSES", off, 1);
-    else unsetenv("RLX_DISABLE_PASSES");
-    if (strcmp(device, "gpu") == 0) setenv("RLX_GPU_POISON", "1", 1);
+    rlx_options *opts = test_options("passes.disable=", strcmp(device, "gpu") == 0 ? "gpu.poison=1" : "gpu.poison=0",
+                                     NULL);
+    if (opts && off) CHECK_OK(rlx_options_set(opts, "passes.disable", off));
+    test_options_add(opts, extra);
     rlx_session_options o = { .device = device };
-    CHECK_OK(rlx_session_create(m, &o, &r.s));
+    CHECK_OK(rlx_session_create_with_options(m, &o, opts, &r.s));
+    rlx_options_destroy(opts);
     if (r.s) {
         CHECK_OK(rlx_session_run(r.s, n_in, names, in, &r.out, &r.n));
         r.p = rlx_session_last_program(r.s);
     }
-    unsetenv("RLX_DISABLE_PASSES");
-    unsetenv("RLX_GPU_POISON");
     return r;
+}
+
+static inline run_t run(const rlx_model *m, const char *device, const char *off, size_t n_in, const char *const *names,
+                        const rlx_tensor *const *in) {
+    return run_with(m, device, off, NULL, n_in, names, in);
 }
 
 static inline void run_free(run_t *r) {

@@ -214,12 +214,18 @@ static inline void check_bits(const char *label, const rlx_tensor *a, const rlx_
 
 static inline float f16_round(float x) { return rlx_f16_to_f32(rlx_f32_to_f16(x)); }
 
-/* The backends gpu_open opened: set_env sets their options too. */
+/* The backends gpu_open opened: gpu_option sets their options too. */
 static rlx_backend *g_gpu_opened[2];
 
-/* Sets an option (by its environment variable's name; v NULL: the default)
- * of a WebGPU backend created by rlx_backend_webgpu_create, which resolved
- * its options when it was created. */
+/* The key/value options of the backends gpu_open opens and of those and
+ * the sessions a test makes later (gpu_options_with): arenas start as NaN
+ * (gpu.poison), and the keys that select kernels at their defaults,
+ * whatever the environment says, until gpu_option sets one. */
+static rlx_options *g_gpu_opts;
+
+/* Sets an option (by its key or its environment variable's name; v NULL:
+ * the default) of a WebGPU backend created by rlx_backend_webgpu_create,
+ * which resolved its options when it was created. */
 static inline void gpu_set_option(rlx_backend *be, const char *name, const char *v) {
 #ifdef RLX_HAVE_WEBGPU
     if (be) CHECK_OK(rlx_config_set(((wg_backend *)be)->own_cfg, name, v));
@@ -228,39 +234,74 @@ static inline void gpu_set_option(rlx_backend *be, const char *name, const char 
 #endif
 }
 
-/* Sets an environment variable (read by sessions and backends created
- * later) and the option it supplies on the backends gpu_open opened. */
-static inline void set_env(const char *name, const char *v) {
-    if (v) setenv(name, v, 1);
-    else unsetenv(name);
-    for (int i = 0; i < 2; i++) gpu_set_option(g_gpu_opened[i], name, v);
+/* Sets `key` of o to its default value (so that its environment variable
+ * does not apply). */
+static inline void gpu_option_default(rlx_options *o, const char *key) {
+    for (size_t i = 0; i < rlx_option_count(); i++) {
+        rlx_option_info info;
+        if (rlx_option_info_get(i, &info) == RLX_OK && strcmp(info.key, key) == 0) {
+            CHECK_OK(rlx_options_set(o, key, info.default_value));
+            return;
+        }
+    }
+    CHECK_MSG(0, "no option %s", key);
 }
 
+/* Sets option `key` (v NULL: its default) in g_gpu_opts, for backends and
+ * sessions made later, and on the backends gpu_open opened. */
+static inline void gpu_option(const char *key, const char *v) {
+    if (v) CHECK_OK(rlx_options_set(g_gpu_opts, key, v));
+    else gpu_option_default(g_gpu_opts, key);
+    for (int i = 0; i < 2; i++) gpu_set_option(g_gpu_opened[i], key, v);
+}
 
-/* Opens the f32 and the f16-mode backends with every variable that selects
- * kernels unset and arenas poisoned; false (after a message) when there is
- * no GPU and it is not required. RLX_GEMM_PIPELINE and
- * RLX_GEMM_CONV_GEOMETRY are kept: ctest runs the GEMM and conv tests under
- * their values (variants with the default's bits). */
+/* A copy of g_gpu_opts with the "key=value" items of `items` set
+ * (separated by ';', NULL: none); the caller destroys it. */
+static inline rlx_options *gpu_options_with(const char *items) {
+    rlx_options *o = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    for (size_t i = 0; o && i < rlx_option_count(); i++) {
+        rlx_option_info info;
+        const char *v = NULL;
+        if (rlx_option_info_get(i, &info) == RLX_OK && rlx_options_get(g_gpu_opts, info.key, &v) == RLX_OK && v)
+            CHECK_OK(rlx_options_set(o, info.key, v));
+    }
+    test_options_add(o, items);
+    return o;
+}
+
+/* Opens the f32 and the f16-mode backends with every key that selects
+ * kernels at its default and arenas poisoned (g_gpu_opts); false (after a
+ * message) when there is no GPU and it is not required. gpu.gemm_pipeline
+ * and gpu.gemm_conv_geometry come from the environment: ctest runs the
+ * GEMM and conv tests under their variables (variants with the default's
+ * bits). gpu_close frees g_gpu_opts. */
 static inline bool gpu_open(rlx_backend **be, rlx_backend **be16, const char *prog) {
     test_seed_from_env();
     if (!test_have_gpu()) {
         fprintf(stderr, "%s: skipped: no GPU adapter; set RLX_TEST_REQUIRE_GPU=1 to make this a failure\n", prog);
         return false;
     }
-    setenv("RLX_GPU_POISON", "1", 1);
-    static const char *const vars[] = { "RLX_MAX_BINDING_BYTES", "RLX_GEMM_TILE", "RLX_GEMM_KERNEL", "RLX_GEMM_SPLITK",
-                                        "RLX_GEMM_VEC4", "RLX_CONV_ALGO", "RLX_GPU_F16", "RLX_GEMM_TARGET_WG",
-                                        "RLX_POOL_KERNEL", "RLX_GPU_COOP", "RLX_GEMM_PREFETCH", "RLX_GPU_TIMING_PASSES" };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+    g_gpu_opts = test_options("gpu.poison=1", NULL);
+    /* gpu.f16 is left unset: set, it would decide both backends' mode */
+    static const char *const keys[] = { "gpu.max_binding_bytes", "gpu.gemm_tile", "gpu.gemm_kernel", "gpu.gemm_splitk",
+                                        "gpu.gemm_vec4", "gpu.conv_algo", "gpu.gemm_target_wg", "gpu.pool_kernel",
+                                        "gpu.coop", "gpu.gemm_prefetch", "gpu.timing_passes" };
+    for (size_t i = 0; g_gpu_opts && i < sizeof keys / sizeof keys[0]; i++) gpu_option_default(g_gpu_opts, keys[i]);
     rlx_session_options o = { .device = "gpu" }, o16 = { .device = "gpu", .gpu_f16 = true };
-    if (rlx_backend_webgpu_create("gpu", &o, be) != RLX_OK || rlx_backend_webgpu_create("gpu", &o16, be16) != RLX_OK) {
+    if (rlx_backend_webgpu_create("gpu", &o, g_gpu_opts, be) != RLX_OK ||
+        rlx_backend_webgpu_create("gpu", &o16, g_gpu_opts, be16) != RLX_OK) {
         fprintf(stderr, "cannot open the GPU: %s\n", rlx_last_error());
         exit(1);
     }
     g_gpu_opened[0] = *be;
     g_gpu_opened[1] = *be16;
     return true;
+}
+
+static inline void gpu_close(void) {
+    rlx_options_destroy(g_gpu_opts);
+    g_gpu_opts = NULL;
 }
 
 #define TIMED(f, t0) (f(), fprintf(stderr, "  %-24s %6.2f s\n", #f, rlx_now_seconds() - (t0)), (t0) = rlx_now_seconds())

@@ -12,14 +12,30 @@
 
 /* ------------------------------------------------------------ runners */
 
-/* One-node model through the public builder on `device`; on the GPU,
- * checks in the dispatch report that the node ran natively
- * (expect_native). */
+/* The key/value options of every session these runners create (and of
+ * the including test's own): gpu_vs_cpu_open sets them. */
+static rlx_options *g_vs_opts;
+
+/* The options every GPU op test runs under: arenas start as NaN
+ * (gpu.poison), so an element a kernel forgets to write fails the
+ * comparison; bindings as large as the device allows. */
+static inline void gpu_vs_cpu_open(void) {
+    g_vs_opts = test_options("gpu.poison=1", "gpu.max_binding_bytes=auto", NULL);
+}
+
+static inline void gpu_vs_cpu_close(void) {
+    rlx_options_destroy(g_vs_opts);
+    g_vs_opts = NULL;
+}
+
+/* One-node model through the public builder on `device` (options
+ * g_vs_opts); on the GPU, checks in the dispatch report that the node ran
+ * natively (expect_native). */
 static inline rlx_status run_op(const char *op, int64_t opset, const char *device, bool expect_native, int n_in,
                                 const rlx_tensor *const *in, const int *konst, int n_out, size_t n_attrs,
                                 const rlx_attr *attrs, rlx_tensor ***out) {
     rlx_session_options o = { .device = device };
-    return test_run_op_opts(op, opset, &o, expect_native, n_in, in, konst, n_out, n_attrs, attrs, out);
+    return test_run_op_opts(op, opset, &o, g_vs_opts, expect_native, n_in, in, konst, n_out, n_attrs, attrs, out);
 }
 
 /* GPU against the CPU backend, n_out outputs, |g - c| <= atol + rtol |c|

@@ -101,16 +101,30 @@ int test_allclose(const rlx_tensor *a, const rlx_tensor *b, double rtol, double 
 rlx_status test_run_op(const char *op, int64_t opset, const char *device, int n_in, const rlx_tensor *const *in,
                        const int *in_is_const, int n_out, size_t n_attrs, const rlx_attr *attrs,
                        rlx_tensor ***out);
-/* test_run_op with session options; expect_native also checks in the
+/* test_run_op with session options (options: key/value ones, NULL: none); expect_native also checks in the
  * session's dispatch report that the one node ran natively on the device
  * (a CHECK failure otherwise). */
-rlx_status test_run_op_opts(const char *op, int64_t opset, const rlx_session_options *o, bool expect_native, int n_in,
+rlx_status test_run_op_opts(const char *op, int64_t opset, const rlx_session_options *o, const rlx_options *options,
+                            bool expect_native, int n_in,
                             const rlx_tensor *const *in, const int *in_is_const, int n_out, size_t n_attrs,
                             const rlx_attr *attrs, rlx_tensor ***out);
 /* Parses a dispatch report (rlx_session_dispatch_report): the node count
  * and the native count of `op` (-1, -1 when the op is not listed). */
 void test_report_counts(const char *report, const char *op, int *nodes, int *native);
 void test_free_outputs(rlx_tensor **outs, int n);
+
+/* Session options from "key=value" items, up to a NULL (a later item
+ * replaces an earlier one of the same key): how a test sets a switch for
+ * one session without touching the process's environment. A refused item
+ * is a CHECK failure. Free with rlx_options_destroy. */
+rlx_options *test_options(const char *key_value, ...)
+#if defined(__GNUC__)
+    __attribute__((sentinel))
+#endif
+    ;
+/* Sets the "key=value" items of `items`, separated by ';' (NULL or "":
+ * none), on o, as test_options does. */
+void test_options_add(rlx_options *o, const char *items);
 
 /* True when a GPU adapter is available (lavapipe counts). Tests that need a
  * GPU print why they skip only when RLX_TEST_REQUIRE_GPU is not set; with

@@ -2,23 +2,23 @@
 /* The residual fusion (passes/fuse_conv_residual.c): Conv + Add(r) (+ an
  * activation) -> Conv with the internal fourth input r.
  *
- * - every conv algorithm (RLX_CONV_ALGO=direct|im2col|implicit, and the
+ * - every conv algorithm (gpu.conv_algo=direct|im2col|implicit, and the
  *   automatic pointwise and depthwise paths), both operand orders, no
- *   activation / Relu / Clip, split-K forced on (RLX_GEMM_SPLITK=2) and off,
+ *   activation / Relu / Clip, split-K forced on (gpu.gemm_splitk=2) and off,
  *   batch 2, odd sizes, no bias, the identity residual Add(Conv(x), x):
- *   fused against unfused (RLX_DISABLE_PASSES=fuse_conv_residual) on the
+ *   fused against unfused (passes.disable=fuse_conv_residual) on the
  *   CPU (rtol 1e-6: the same f32 additions) and on the GPU (bit for bit:
  *   the epilogue adds the same f32 values in the unfused order), fused GPU
  *   against unfused CPU (rtol 1e-4), and the GPU dispatch count;
  * - the reference pair: with residuals the direct kernel and im2col + GEMM
- *   (and the implicit and pointwise GEMMs with RLX_GEMM_SPLITK=0) give the
+ *   (and the implicit and pointwise GEMMs with gpu.gemm_splitk=0) give the
  *   same bits, for several activations;
  * - the CPU reference and fast paths of the fused node agree (rtol 1e-5);
  * - Sum of two inputs in place of Add fuses alike;
  * - what must not fuse: a second user of the conv output, a conv output
  *   that is a graph output, a broadcast r, a conv with its own activation;
  *   and Add(Conv1, Conv2) fuses into the later Conv only;
- * - RLX_FUSION_REPORT=1 names the fusion; the importer and the builder
+ * - debug.fusion_report=1 names the fusion; the importer and the builder
  *   refuse a Conv with four inputs. */
 #include "test.h"
 
@@ -60,11 +60,6 @@ static int fused_convs(const rlx_program *p) {
 
 static bool same_bits(const rlx_tensor *a, const rlx_tensor *b) {
     return a && b && a->nbytes == b->nbytes && a->dtype == b->dtype && memcmp(a->data, b->data, a->nbytes) == 0;
-}
-
-static void set_or_unset(const char *name, const char *v) {
-    if (v) setenv(name, v, 1);
-    else unsetenv(name);
 }
 
 /* ------------------------------------------------------------ the block */
@@ -121,11 +116,11 @@ static rlx_model *make_block(const block *b, int64_t *yd) {
 
 typedef struct fuse_case {
     const char *name;
-    const char *algo;   /* RLX_CONV_ALGO, NULL: automatic */
-    const char *splitk; /* RLX_GEMM_SPLITK */
+    const char *algo;   /* gpu.conv_algo, NULL: automatic */
+    const char *splitk; /* gpu.gemm_splitk, NULL: automatic */
     block b;
     long gpu_dispatches; /* expected, fused; 0: more than one (blocks) */
-    const char *binding; /* RLX_MAX_BINDING_BYTES, NULL: the device's */
+    const char *binding; /* gpu.max_binding_bytes, NULL: the device's */
 } fuse_case;
 
 static void check_case(const fuse_case *fc) {
@@ -149,15 +144,12 @@ static void check_case(const fuse_case *fc) {
     /* the same f32 additions in the same order: rtol 1e-6 */
     agree(what, &on, &off, 1e-6, 1e-7);
     if (g_gpu) {
-        set_or_unset("RLX_CONV_ALGO", fc->algo);
-        set_or_unset("RLX_GEMM_SPLITK", fc->splitk);
-        set_or_unset("RLX_MAX_BINDING_BYTES", fc->binding);
-        run_t gon = run(m, "gpu", NULL, n_in, names, in);
+        char opts[256];
+        snprintf(opts, sizeof opts, "gpu.conv_algo=%s;gpu.gemm_splitk=%s;gpu.max_binding_bytes=%s",
+                 fc->algo ? fc->algo : "auto", fc->splitk ? fc->splitk : "auto", fc->binding ? fc->binding : "auto");
+        run_t gon = run_with(m, "gpu", NULL, opts, n_in, names, in);
         long nd = dispatches(gon.s);
-        run_t goff = run(m, "gpu", PASS, n_in, names, in);
-        unsetenv("RLX_CONV_ALGO");
-        unsetenv("RLX_GEMM_SPLITK");
-        unsetenv("RLX_MAX_BINDING_BYTES");
+        run_t goff = run_with(m, "gpu", PASS, opts, n_in, names, in);
         CHECK_MSG(cpu_steps(gon.p) == 0, "%s: %d steps on the CPU", what, cpu_steps(gon.p));
         CHECK_MSG(fused_convs(gon.p) == 1, "%s: GPU plan not fused", what);
         if (fc->gpu_dispatches)
@@ -257,11 +249,10 @@ static void test_bitwise_paths(void) {
         { 2, 6, 8, 5, 3, 1, 1, 0, 1, true, false, false, ACT_NONE },
         { 1, 64, 8, 3, 3, 1, 1, 0, 1, true, true, false, ACT_CLIP },
     };
-    /* (RLX_CONV_ALGO, RLX_GEMM_KERNEL): loop is gemm.wgsl, else the
-     * generated kernel */
+    /* (gpu.conv_algo, gpu.gemm_kernel; NULL: auto), split-K off: loop is
+     * gemm.wgsl, else the generated kernel */
     static const char *const algos[][2] = { { "direct", NULL }, { "im2col", NULL }, { "implicit", NULL },
                                             { NULL, NULL }, { "im2col", "loop" }, { NULL, "loop" } };
-    setenv("RLX_GEMM_SPLITK", "0", 1);
     for (size_t i = 0; i < RLX_ARRAY_LEN(blocks); i++) {
         const block *b = &blocks[i];
         int64_t yd[4], xd[4] = { b->n, b->cin, b->h, b->w };
@@ -272,11 +263,10 @@ static void test_bitwise_paths(void) {
         size_t n_in = b->identity ? 1 : 2;
         run_t ref = { NULL, 0, NULL, NULL };
         for (size_t a = 0; a < RLX_ARRAY_LEN(algos); a++) {
-            set_or_unset("RLX_CONV_ALGO", algos[a][0]);
-            set_or_unset("RLX_GEMM_KERNEL", algos[a][1]);
-            run_t o = run(m, "gpu", NULL, n_in, names, in);
-            unsetenv("RLX_CONV_ALGO");
-            unsetenv("RLX_GEMM_KERNEL");
+            char opts[128];
+            snprintf(opts, sizeof opts, "gpu.gemm_splitk=0;gpu.conv_algo=%s;gpu.gemm_kernel=%s",
+                     algos[a][0] ? algos[a][0] : "auto", algos[a][1] ? algos[a][1] : "auto");
+            run_t o = run_with(m, "gpu", NULL, opts, n_in, names, in);
             char alg[64];
             snprintf(alg, sizeof alg, "%s%s%s", algos[a][0] ? algos[a][0] : "auto", algos[a][1] ? " + " : "",
                      algos[a][1] ? algos[a][1] : "");
@@ -295,7 +285,6 @@ static void test_bitwise_paths(void) {
         rlx_tensor_destroy(r);
         rlx_model_destroy(m);
     }
-    unsetenv("RLX_GEMM_SPLITK");
 }
 
 /* ------------------------------------------------------------ preconditions */
@@ -391,10 +380,8 @@ static void test_report(void) {
     fflush(stderr);
     int saved = dup(2);
     dup2(fd, 2);
-    setenv("RLX_FUSION_REPORT", "1", 1);
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
-    run_t r = run(m, "cpu", NULL, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
-    unsetenv("RLX_FUSION_REPORT");
+    run_t r = run_with(m, "cpu", NULL, "debug.fusion_report=1", 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
     fflush(stderr);
     dup2(saved, 2);
     close(saved);

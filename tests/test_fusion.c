@@ -5,7 +5,7 @@
  * compiled program) and where a precondition fails (a second user, a graph
  * output, a non-constant operand, a shape mismatch, unsupported
  * parameters); results are compared with the unfused graph (the passes
- * turned off with RLX_DISABLE_PASSES) on random inputs, on the CPU and,
+ * turned off with the option passes.disable) on random inputs, on the CPU and,
  * where an adapter exists, on the GPU. Tolerances are stated at each
  * comparison. */
 #include "test.h"
@@ -309,13 +309,13 @@ static void test_activation_preconditions(void) {
         CHECK_OK(rlx_model_finish(m));
         const char *names[3] = { "a", "u", "lo" };
         const rlx_tensor *in[3] = { a, yin, lo };
-        setenv("RLX_DISABLE_PASSES", "fuse_elementwise", 1);
+        rlx_options *opts = test_options("passes.disable=fuse_elementwise", NULL);
         rlx_session *s = NULL;
         rlx_tensor **out = NULL;
         size_t n = 0;
-        CHECK_OK(rlx_session_create(m, NULL, &s));
+        CHECK_OK(rlx_session_create_with_options(m, NULL, opts, &s));
+        rlx_options_destroy(opts);
         CHECK_OK(rlx_session_run(s, 3, names, in, &out, &n));
-        unsetenv("RLX_DISABLE_PASSES");
         const rlx_program *p = rlx_session_last_program(s);
         const rlx_node *mm = first(p, "MatMul");
         CHECK_MSG(mm && mm->n_in == 2 && rlx_node_act(mm).kind == RLX_ACT_NONE, "%s: the MatMul must stay unfused", what);
@@ -348,7 +348,9 @@ static void test_conv_direct_vs_gemm_epilogue(void) {
     for (int direct = 0; direct < 2; direct++) {
         rlx_session_options opt = { .device = "gpu", .gpu_conv_direct = direct };
         rlx_session *s = NULL;
-        CHECK_OK(rlx_session_create(m, &opt, &s));
+        rlx_options *all = test_options("passes.disable=", NULL); /* every pass on, whatever the environment says */
+        CHECK_OK(rlx_session_create_with_options(m, &opt, all, &s));
+        rlx_options_destroy(all);
         CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &o[direct], &n[direct]));
         const rlx_node *cv = first(rlx_session_last_program(s), "Conv");
         CHECK(cv && rlx_node_act(cv).kind == RLX_ACT_SIGMOID);
@@ -390,9 +392,8 @@ static void test_shared_epilogue(void) {
                 add(m, "Add", "x,c", "y", with ? 3 : 0, at);
                 CHECK_OK(rlx_model_add_output(m, "y"));
                 CHECK_OK(rlx_model_finish(m));
-                if (small) setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
-                run_t r = run(m, "gpu", ALL_FUSIONS, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
-                unsetenv("RLX_MAX_BINDING_BYTES");
+                run_t r = run_with(m, "gpu", ALL_FUSIONS, small ? "gpu.max_binding_bytes=4096" : NULL, 1,
+                                   (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
                 disp[with] = dispatches(r.s);
                 int cpu_steps = 0;
                 for (size_t i = 0; r.p && i < r.p->n_steps; i++) cpu_steps += r.p->step_on[i] == RLX_STEP_CPU;
@@ -424,7 +425,7 @@ static void test_shared_epilogue(void) {
     rlx_tensor_destroy(c);
 }
 
-/* RLX_FUSION_REPORT=1 prints one line per fusion, naming the pass. */
+/* debug.fusion_report=1 prints one line per fusion, naming the pass. */
 static void test_report(void) {
     int64_t d[2] = { 3, 4 };
     rlx_model *m = NULL;
@@ -444,10 +445,8 @@ static void test_report(void) {
     fflush(stderr);
     int saved = dup(2);
     dup2(fd, 2);
-    setenv("RLX_FUSION_REPORT", "1", 1);
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, d, -1, 1);
-    run_t r = run(m, "cpu", NULL, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
-    unsetenv("RLX_FUSION_REPORT");
+    run_t r = run_with(m, "cpu", NULL, "debug.fusion_report=1", 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -571,14 +570,15 @@ static void test_ew_channel_rows(void) {
         const char *names[2] = { "x", "x2" };
         const rlx_tensor *in[2] = { x, x2 }, *poison[2] = { px, px2 };
         for (size_t t = 0; t < RLX_ARRAY_LEN(threads); t++) {
-            setenv("RLX_NUM_THREADS", threads[t], 1);
+            char nt[32];
+            snprintf(nt, sizeof nt, "cpu.threads=%s", threads[t]);
             run_t r[2];
             for (int fused = 0; fused < 2; fused++) {
-                if (!fused) setenv("RLX_DISABLE_PASSES", ALL_FUSIONS, 1);
+                rlx_options *opts = test_options(nt, fused ? "passes.disable=" : "passes.disable=" ALL_FUSIONS, NULL);
                 rlx_session_options o = { .device = "cpu" };
                 memset(&r[fused], 0, sizeof r[fused]);
-                CHECK_OK(rlx_session_create(m, &o, &r[fused].s));
-                unsetenv("RLX_DISABLE_PASSES");
+                CHECK_OK(rlx_session_create_with_options(m, &o, opts, &r[fused].s));
+                rlx_options_destroy(opts);
                 if (!r[fused].s) continue;
                 CHECK_OK(rlx_session_run(r[fused].s, 2, names, poison, &r[fused].out, &r[fused].n));
                 test_free_outputs(r[fused].out, (int)r[fused].n);
@@ -597,14 +597,13 @@ static void test_ew_channel_rows(void) {
             run_free(&r[0]);
             run_free(&r[1]);
         }
-        unsetenv("RLX_NUM_THREADS");
         rlx_model_destroy(m);
         rlx_tensor_destroy(x), rlx_tensor_destroy(x2), rlx_tensor_destroy(px), rlx_tensor_destroy(px2);
     }
 }
 
 /* A fused chain whose operands exceed one storage binding (forced with
- * RLX_MAX_BINDING_BYTES = 4096: 961 f32 per window): the generated kernel
+ * gpu.max_binding_bytes = 4096: 961 f32 per window): the generated kernel
  * runs in blocks of the output (several dispatches, none on the CPU), each
  * input read through its window (x whole-shaped, s broadcast over rows and
  * the last dim, t over the first two dims), with the bits of the unsplit
@@ -644,9 +643,7 @@ static void test_ew_split(void) {
                   es.driver_s, es.pipelines_s);
     }
     run_free(&again);
-    setenv("RLX_GPU_WARM_PIPELINES", "0", 1);
-    run_t cold = run(m, "gpu", NULL, 2, names, in);
-    unsetenv("RLX_GPU_WARM_PIPELINES");
+    run_t cold = run_with(m, "gpu", NULL, "gpu.warm_pipelines=0", 2, names, in);
     {
         rlx_exe_stats es;
         memset(&es, 0, sizeof es);
@@ -657,9 +654,7 @@ static void test_ew_split(void) {
                   "gpu.warm_pipelines=0 changed the bits");
     }
     run_free(&cold);
-    setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
-    run_t split = run(m, "gpu", NULL, 2, names, in);
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    run_t split = run_with(m, "gpu", NULL, "gpu.max_binding_bytes=4096", 2, names, in);
     run_t ref = run(m, "cpu", ALL_FUSIONS, 2, names, in);
     CHECK_MSG(steps(split.p) == 1 && count(split.p, "FusedElementwise") == 1 && split.p->step_on[0] == RLX_STEP_GPU,
               "split chain: %d steps, %d fused, not on the GPU", steps(split.p), count(split.p, "FusedElementwise"));

@@ -165,7 +165,7 @@ static void conv_inputs(const conv_case *c, rlx_tensor **x, rlx_tensor **w, rlx_
 static void test_conv_algos(void) {
     static const char *const algos[] = { "direct", "im2col", "implicit", NULL };
     /* the bitwise contract: one summation order (no split-K) */
-    set_env("RLX_GEMM_SPLITK", "0");
+    gpu_option("gpu.gemm_splitk", "0");
     for (size_t i = 0; i < RLX_ARRAY_LEN(k_conv_cases); i++) {
         const conv_case *c = &k_conv_cases[i];
         rlx_tensor *x, *w, *b;
@@ -175,9 +175,9 @@ static void test_conv_algos(void) {
         double *ref = conv_ref(c, x, w, b, &n_ref, osp);
         rlx_tensor *outs[4] = { NULL, NULL, NULL, NULL };
         for (int a = 0; a < 4; a++) {
-            set_env("RLX_CONV_ALGO", algos[a]);
+            gpu_option("gpu.conv_algo", algos[a]);
             /* a second tile shape for the GEMM paths */
-            set_env("RLX_GEMM_TILE", a == 2 && i % 2 ? "4x4,8x8,8" : NULL);
+            gpu_option("gpu.gemm_tile", a == 2 && i % 2 ? "4x4,8x8,8" : NULL);
             char label[96];
             snprintf(label, sizeof label, "conv case %zu (%s)", i, algos[a] ? algos[a] : "auto");
             CHECK_MSG(run_conv(g_be, c, x, w, b, &outs[a]) == RLX_OK, "%s: %s", label, rlx_last_error());
@@ -189,19 +189,19 @@ static void test_conv_algos(void) {
                 check_bits(l2, outs[a], outs[0]);
             }
         }
-        set_env("RLX_CONV_ALGO", NULL);
-        set_env("RLX_GEMM_TILE", NULL);
+        gpu_option("gpu.conv_algo", NULL);
+        gpu_option("gpu.gemm_tile", NULL);
         /* split-K on the fast paths (a single image and group): close to the
          * reference, in another summation order */
         if (c->n == 1 && c->group == 1) {
-            set_env("RLX_GEMM_SPLITK", "3");
+            gpu_option("gpu.gemm_splitk", "3");
             rlx_tensor *o = NULL;
             char label[96];
             snprintf(label, sizeof label, "conv case %zu (split-K 3)", i);
             CHECK_MSG(run_conv(g_be, c, x, w, b, &o) == RLX_OK, "%s: %s", label, rlx_last_error());
             check_close(label, o, ref, n_ref, 1e-4, 2e-5);
             rlx_tensor_destroy(o);
-            set_env("RLX_GEMM_SPLITK", "0");
+            gpu_option("gpu.gemm_splitk", "0");
         }
         for (int a = 0; a < 4; a++) rlx_tensor_destroy(outs[a]);
         free(ref);
@@ -209,7 +209,7 @@ static void test_conv_algos(void) {
         rlx_tensor_destroy(w);
         rlx_tensor_destroy(b);
     }
-    set_env("RLX_GEMM_SPLITK", NULL);
+    gpu_option("gpu.gemm_splitk", NULL);
 }
 
 /* The bit contract for f16 tensors (every input and the output f16; the
@@ -231,7 +231,7 @@ static void test_conv_f16(void) {
      * groups and rows at odd element offsets. */
     static const size_t k_f16[] = { 0, 1, 2, 4, 5, 8, 9, 11 };
     static const char *const algos[] = { "direct", "im2col", "implicit", NULL };
-    set_env("RLX_GEMM_SPLITK", "0");
+    gpu_option("gpu.gemm_splitk", "0");
     for (size_t i = 0; i < RLX_ARRAY_LEN(k_f16); i++) {
         const conv_case *c = &k_conv_cases[k_f16[i]];
         rlx_tensor *x, *w, *b;
@@ -242,8 +242,8 @@ static void test_conv_f16(void) {
         double *ref = conv_ref(c, x, w, b, &n_ref, osp);
         rlx_tensor *outs[4] = { NULL, NULL, NULL, NULL };
         for (int a = 0; a < 4; a++) {
-            set_env("RLX_CONV_ALGO", algos[a]);
-            set_env("RLX_GEMM_TILE", a == 2 && i % 2 ? "4x4,8x8,8" : NULL);
+            gpu_option("gpu.conv_algo", algos[a]);
+            gpu_option("gpu.gemm_tile", a == 2 && i % 2 ? "4x4,8x8,8" : NULL);
             char label[96];
             snprintf(label, sizeof label, "f16 conv case %zu (%s)", k_f16[i], algos[a] ? algos[a] : "auto");
             CHECK_MSG(run_conv_dt(g_be, c, xh, wh, bh, RLX_DTYPE_F16, &outs[a]) == RLX_OK, "%s: %s", label,
@@ -262,14 +262,14 @@ static void test_conv_f16(void) {
                 CHECK_MSG(outs[a]->nbytes == outs[0]->nbytes && memcmp(outs[a]->data, outs[0]->data, outs[0]->nbytes) == 0,
                           "%s: halves differ from the direct kernel's", label);
         }
-        set_env("RLX_CONV_ALGO", NULL);
-        set_env("RLX_GEMM_TILE", NULL);
+        gpu_option("gpu.conv_algo", NULL);
+        gpu_option("gpu.gemm_tile", NULL);
         for (int a = 0; a < 4; a++) rlx_tensor_destroy(outs[a]);
         free(ref);
         rlx_tensor *all[6] = { x, w, b, xh, wh, bh };
         for (int k = 0; k < 6; k++) rlx_tensor_destroy(all[k]);
     }
-    set_env("RLX_GEMM_SPLITK", NULL);
+    gpu_option("gpu.gemm_splitk", NULL);
 }
 
 /* A binding limit lower than x forces im2col chunks (by image, then by
@@ -281,16 +281,16 @@ static void test_conv_limits_f16(void) {
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
     rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
     rlx_tensor *o_free = NULL, *o_lim = NULL, *o16 = NULL;
-    set_env("RLX_CONV_ALGO", "direct");
+    gpu_option("gpu.conv_algo", "direct");
     CHECK_OK(run_conv(g_be, &c, x, w, b, &o_free));
-    set_env("RLX_CONV_ALGO", NULL);
+    gpu_option("gpu.conv_algo", NULL);
     /* x is 13.5 KiB: 8 KiB bindings take one image and one group at a time
      * (the col of one (image, group) is 20 KiB: direct) -- 24 KiB: chunks */
-    setenv("RLX_MAX_BINDING_BYTES", "24576", 1);
+    rlx_options *lim = gpu_options_with("gpu.max_binding_bytes=24576");
     rlx_backend *small = NULL;
     rlx_session_options o = { .device = "gpu" };
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &small));
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, lim, &small));
+    rlx_options_destroy(lim);
     if (small) {
         CHECK_MSG(run_conv(small, &c, x, w, b, &o_lim) == RLX_OK, "chunked conv: %s", rlx_last_error());
         check_bits("conv in im2col chunks vs direct", o_lim, o_free);
@@ -343,7 +343,7 @@ static void test_conv_transpose(void) {
                         ref[((in * co + o) * h * kh + oh) * wd * kw + ow] = rlx_act_apply(&act, (float)s);
                     }
         for (int a = 0; a < 2; a++) {
-            set_env("RLX_CONV_ALGO", a ? "direct" : NULL);
+            gpu_option("gpu.conv_algo", a ? "direct" : NULL);
             int64_t k2[2] = { kh, kw }, pads[4] = { 0, 0, 0, 0 };
             rlx_node_attr at[5] = { na_ints("kernel_shape", 2, k2), na_ints("strides", 2, k2), na_ints("pads", 4, pads),
                                     na_int("_rlx_act", RLX_ACT_LEAKYRELU), na_f("_rlx_act_alpha", 0.2f) };
@@ -359,7 +359,7 @@ static void test_conv_transpose(void) {
             check_close(label, out, ref, total, 1e-5, 1e-5);
             rlx_tensor_destroy(out);
         }
-        set_env("RLX_CONV_ALGO", NULL);
+        gpu_option("gpu.conv_algo", NULL);
         free(ref);
         rlx_tensor_destroy(x);
         rlx_tensor_destroy(w);
@@ -423,7 +423,7 @@ static void test_pools(void) {
         double *ref = pool_ref(c, x->data);
         rlx_tensor *o[2] = { NULL, NULL };
         for (int k = 0; k < 2; k++) {
-            set_env("RLX_POOL_KERNEL", k ? "ref" : NULL);
+            gpu_option("gpu.pool_kernel", k ? "ref" : NULL);
             int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] };
             rlx_node_attr at[6];
             int na = 0;
@@ -441,7 +441,7 @@ static void test_pools(void) {
                       "%s: %s", label, rlx_last_error());
             check_close(label, o[k], ref, (size_t)(c->n * c->c * c->oh * c->ow), 1e-6, 1e-6);
         }
-        set_env("RLX_POOL_KERNEL", NULL);
+        gpu_option("gpu.pool_kernel", NULL);
         check_bits("pool2d vs pool", o[0], o[1]);
         rlx_tensor_destroy(o[0]);
         rlx_tensor_destroy(o[1]);
@@ -491,5 +491,6 @@ int main(void) {
 #endif
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
+    gpu_close();
     TEST_MAIN_END();
 }

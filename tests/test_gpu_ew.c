@@ -389,5 +389,6 @@ int main(void) {
     TIMED(test_subnormal_logs, t0);
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
+    gpu_close();
     TEST_MAIN_END();
 }

@@ -79,37 +79,37 @@ static void test_gemm_shapes(void) {
     };
     /* tolerance: f32 sums of up to 64 products of [-1, 1) values */
     const double tol = 2e-5;
-    set_env("RLX_GEMM_SPLITK", "0");
+    gpu_option("gpu.gemm_splitk", "0");
     for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++)
         if (i != 3 && i != 6) matmul_case(g_be, &cases[i], RLX_ACT_NONE, i % 2 == 1, false, tol, "auto");
     /* forced tile shapes: 128 x 128 and 32 x 64 tiles, a skinny one */
     static const char *const tiles[] = { "8x8,16x16,8", "4x8,8x8,8", "4x4,32x1,16" };
     for (size_t t = 0; t < RLX_ARRAY_LEN(tiles); t++) {
-        set_env("RLX_GEMM_TILE", tiles[t]);
+        gpu_option("gpu.gemm_tile", tiles[t]);
         matmul_case(g_be, &cases[t == 2 ? 3 : 4], RLX_ACT_NONE, true, false, tol, tiles[t]);
     }
-    set_env("RLX_GEMM_TILE", NULL);
+    gpu_option("gpu.gemm_tile", NULL);
     /* register prefetch of the next k tile (several k tiles: k = 33, 64) */
-    set_env("RLX_GEMM_PREFETCH", "1");
+    gpu_option("gpu.gemm_prefetch", "1");
     matmul_case(g_be, &cases[5], RLX_ACT_NONE, true, false, tol, "prefetch");
-    set_env("RLX_GEMM_TILE", "8x8,16x16,8");
+    gpu_option("gpu.gemm_tile", "8x8,16x16,8");
     matmul_case(g_be, &cases[6], RLX_ACT_NONE, false, false, tol, "prefetch 8x8");
-    set_env("RLX_GEMM_TILE", NULL);
-    set_env("RLX_GEMM_PREFETCH", NULL);
+    gpu_option("gpu.gemm_tile", NULL);
+    gpu_option("gpu.gemm_prefetch", NULL);
     /* scalar loads only, and the reference kernel */
-    set_env("RLX_GEMM_VEC4", "0");
+    gpu_option("gpu.gemm_vec4", "0");
     matmul_case(g_be, &cases[6], RLX_ACT_NONE, true, false, tol, "scalar");
-    set_env("RLX_GEMM_VEC4", NULL);
-    set_env("RLX_GEMM_KERNEL", "ref");
+    gpu_option("gpu.gemm_vec4", NULL);
+    gpu_option("gpu.gemm_kernel", "ref");
     matmul_case(g_be, &cases[5], RLX_ACT_RELU, true, false, tol, "ref");
-    set_env("RLX_GEMM_KERNEL", NULL);
+    gpu_option("gpu.gemm_kernel", NULL);
     /* split-K: forced slices (the last one shorter), with every activation
      * of act.h in the reduce pass, and automatic for a long k */
     mm_case sk[] = { { 3, 40, 100 }, { 17, 24, 97 } };
-    set_env("RLX_GEMM_SPLITK", "3");
+    gpu_option("gpu.gemm_splitk", "3");
     for (int k = RLX_ACT_NONE; k <= RLX_ACT_TANH; k++)
         matmul_case(g_be, &sk[k % 2], (rlx_act_kind)k, true, false, 4e-5, "splitk3");
-    set_env("RLX_GEMM_SPLITK", NULL);
+    gpu_option("gpu.gemm_splitk", NULL);
     size_t nd = 0;
     {
         int64_t ad[2] = { 4, 4096 }, bd[2] = { 4096, 128 }, yd[2] = { 4, 128 };
@@ -181,7 +181,7 @@ static void test_gemm_batched(void) {
     const rlx_tensor *in[2] = { a, b };
     static const char *const tiles[] = { NULL, "8x8,8x8,8" };
     for (int t = 0; t < 2; t++) {
-        set_env("RLX_GEMM_TILE", tiles[t]);
+        gpu_option("gpu.gemm_tile", tiles[t]);
         rlx_tensor *out = NULL;
         CHECK_MSG(run_node(g_be, "MatMul", 13, 2, in, NULL, 4, yd, 0, NULL, &out, NULL) == RLX_OK, "batched: %s",
                   rlx_last_error());
@@ -198,7 +198,7 @@ static void test_gemm_batched(void) {
         check_close("MatMul batched broadcast", out, ref, 180, 1e-5, 1e-5);
         rlx_tensor_destroy(out);
     }
-    set_env("RLX_GEMM_TILE", NULL);
+    gpu_option("gpu.gemm_tile", NULL);
     /* [3, 7, 20] x [20, 12]: batches of rows merge into one taller GEMM */
     int64_t a2d[3] = { 3, 7, 20 }, b2d[2] = { 20, 12 }, y2d[3] = { 3, 7, 12 };
     rlx_tensor *a2 = test_tensor_random(RLX_DTYPE_F32, 3, a2d, -1, 1), *b2 = test_tensor_random(RLX_DTYPE_F32, 2, b2d, -1, 1);
@@ -268,11 +268,11 @@ static void test_gemm_f16(void) {
  * it, a GEMM on it matches the f16-rounded reference. */
 static void test_gemm_coop_fallback(void) {
 #ifdef RLX_HAVE_WEBGPU
-    setenv("RLX_GPU_COOP", "force", 1);
+    rlx_options *coop = gpu_options_with("gpu.coop=force");
     rlx_session_options o = { .device = "gpu", .gpu_f16 = true };
     rlx_backend *be = NULL;
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
-    unsetenv("RLX_GPU_COOP");
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, coop, &be));
+    rlx_options_destroy(coop);
     if (!be) return;
     wg_backend *wb = (wg_backend *)be;
     fprintf(stderr, "  cooperative matrices: %s\n", wb->coop_note);
@@ -530,11 +530,11 @@ static void test_gemm_variant_choice(void) {
 static void test_gemm_coop_f16_fallback(void) {
 #ifdef RLX_HAVE_WEBGPU
     if (!((wg_backend *)g_be)->caps.shader_f16) return;
-    setenv("RLX_GPU_COOP", "force", 1);
+    rlx_options *coop = gpu_options_with("gpu.coop=force");
     rlx_session_options o = { .device = "gpu" };
     rlx_backend *be = NULL;
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
-    unsetenv("RLX_GPU_COOP");
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, coop, &be));
+    rlx_options_destroy(coop);
     if (!be) return;
     wg_backend *wb = (wg_backend *)be;
     fprintf(stderr, "  cooperative matrices, f16 mode off: %s\n", wb->coop_note);
@@ -598,9 +598,7 @@ static void test_bench_hooks(void) {
     rlx_session_options o = { .device = "gpu" };
     /* two dispatches to profile: MatMul and Relu stay apart (fuse_activation
      * would make them one; the plan is compiled by the first run) */
-    rlx_options *opts = NULL;
-    CHECK_OK(rlx_options_create(&opts));
-    CHECK_OK(rlx_options_set(opts, "passes.disable", "fuse_activation"));
+    rlx_options *opts = gpu_options_with("passes.disable=fuse_activation");
     CHECK_OK(rlx_session_create_with_options(m, &o, opts, &s));
     rlx_options_destroy(opts);
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, xd, -1, 1);
@@ -689,12 +687,12 @@ static rlx_status gemm_tb(rlx_backend *be, const rlx_tensor *a, const rlx_tensor
  * reference (rtol = atol = 1e-4; Relu on a partial sum would be off by
  * O(1)). */
 static void test_gemm_split_limit(void) {
-    setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
+    rlx_options *small = gpu_options_with("gpu.max_binding_bytes=4096");
     rlx_backend *lim = NULL, *lim16 = NULL;
     rlx_session_options o = { .device = "gpu" }, o16 = { .device = "gpu", .gpu_f16 = true };
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &lim));
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o16, &lim16));
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, small, &lim));
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o16, small, &lim16));
+    rlx_options_destroy(small);
     if (!lim || !lim16) {
         if (lim) lim->destroy(lim);
         if (lim16) lim16->destroy(lim16);
@@ -734,14 +732,14 @@ static void test_gemm_split_limit(void) {
 
 /* f16 mode packs a constant weight into half the bytes: B [40,30] (4800
  * bytes as f32, 2400 as binary16) stays on the GPU with 4 KiB buffers
- * (RLX_MAX_BUFFER_BYTES = 4096) and equals the product of the rounded
+ * (gpu.max_buffer_bytes = 4096) and equals the product of the rounded
  * weights (rtol = atol = 3e-5, as test_gemm_f16). */
 static void test_gemm_f16_buffer_limit(void) {
-    setenv("RLX_MAX_BUFFER_BYTES", "4096", 1);
+    rlx_options *small = gpu_options_with("gpu.max_buffer_bytes=4096");
     rlx_backend *lim16 = NULL;
     rlx_session_options o16 = { .device = "gpu", .gpu_f16 = true };
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o16, &lim16));
-    unsetenv("RLX_MAX_BUFFER_BYTES");
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o16, small, &lim16));
+    rlx_options_destroy(small);
     if (!lim16) return;
     const int64_t M = 4, N = 40, K = 30;
     int64_t ad[2] = { M, K }, bd[2] = { N, K }, cd[1] = { N };
@@ -788,5 +786,6 @@ int main(void) {
 #endif
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
+    gpu_close();
     TEST_MAIN_END();
 }

@@ -14,6 +14,18 @@
  * each pass below is seen alone. */
 #define FUSIONS "fuse_activation,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise"
 
+/* A CPU session of m with the passes in `off` turned off (option
+ * passes.disable; FUSIONS in most tests here, so that what a pass does is
+ * seen unfused). */
+static rlx_status create_off(const rlx_model *m, const char *off, rlx_session **s) {
+    char kv[256];
+    snprintf(kv, sizeof kv, "passes.disable=%s", off);
+    rlx_options *o = test_options(kv, NULL);
+    rlx_status st = rlx_session_create_with_options(m, NULL, o, s);
+    rlx_options_destroy(o);
+    return st;
+}
+
 static size_t count_op(const rlx_program *p, const char *op) {
     size_t n = 0;
     for (size_t i = 0; i < p->n_steps; i++)
@@ -40,7 +52,7 @@ static void test_cse(void) {
     CHECK_OK(rlx_model_add_output(m, "y"));
     CHECK_OK(rlx_model_finish(m));
     rlx_session *s = NULL;
-    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(create_off(m, FUSIONS, &s));
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, d, -1, 1);
     rlx_tensor **out = NULL;
     size_t n = 0;
@@ -77,7 +89,7 @@ static void test_cse_keeps_outputs(void) {
     CHECK_OK(rlx_model_add_output(m, "y2"));
     CHECK_OK(rlx_model_finish(m));
     rlx_session *s = NULL;
-    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(create_off(m, FUSIONS, &s));
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 1, d, -1, 1);
     rlx_tensor **out = NULL;
     size_t n = 0;
@@ -105,15 +117,13 @@ static void run_on_off(rlx_model *m, const rlx_tensor *x, const char *pass, rlx_
     size_t n = 0;
     char off_list[256];
     snprintf(off_list, sizeof off_list, "%s,%s", pass, FUSIONS);
-    setenv("RLX_DISABLE_PASSES", off_list, 1);
     rlx_session *s = NULL;
-    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(create_off(m, off_list, &s));
     CHECK_OK(rlx_session_run(s, 1, names, ins, &out, &n));
     *off = out ? out[0] : NULL;
     free(out);
     rlx_session_destroy(s);
-    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
-    CHECK_OK(rlx_session_create(m, NULL, s_on));
+    CHECK_OK(create_off(m, FUSIONS, s_on));
     CHECK_OK(rlx_session_run(*s_on, 1, names, ins, &out, &n));
     *on = out ? out[0] : NULL;
     free(out);
@@ -339,9 +349,8 @@ static void test_widen_f16(void) {
     CHECK_OK(rlx_model_finish(m));
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
     for (int pass_on = 0; pass_on < 2; pass_on++) {
-        setenv("RLX_DISABLE_PASSES", pass_on ? FUSIONS : FUSIONS ",widen_f16", 1);
         rlx_session *s = NULL;
-        CHECK_OK(rlx_session_create(m, NULL, &s));
+        CHECK_OK(create_off(m, pass_on ? FUSIONS : FUSIONS ",widen_f16", &s));
         rlx_tensor **out = NULL;
         size_t n = 0;
         CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &out, &n));
@@ -388,7 +397,6 @@ static void test_widen_f16(void) {
         test_free_outputs(out, (int)n);
         rlx_session_destroy(s);
     }
-    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
     rlx_tensor_destroy(x);
     rlx_tensor_destroy(tw);
     rlx_tensor_destroy(tb);
@@ -434,7 +442,6 @@ static void test_fold_bn_chain(void) {
     rlx_tensor *bi = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
     rlx_tensor *me = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
     rlx_tensor *va = test_tensor_random(RLX_DTYPE_F32, 1, vd, 0.5f, 2);
-    setenv("RLX_DISABLE_PASSES", "cse", 1); /* the fusions on */
     for (int si = 0; si < 3; si++) {
         const int64_t *xd = shapes[si];
         rlx_model *m = bn_model(xd, k, sc, bi, me, va);
@@ -452,7 +459,7 @@ static void test_fold_bn_chain(void) {
         rlx_session *s = NULL;
         rlx_tensor **out = NULL;
         size_t n = 0;
-        CHECK_OK(rlx_session_create(m, NULL, &s));
+        CHECK_OK(create_off(m, "cse", &s));
         CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &out, &n));
         const rlx_program *p = rlx_session_last_program(s);
         if (p) CHECK_MSG(count_op(p, "BatchNormalization") == 0, "%zu BatchNormalization", count_op(p, "BatchNormalization"));
@@ -482,7 +489,6 @@ static void test_fold_bn_chain(void) {
         rlx_session_destroy(s);
         rlx_model_destroy(m);
     }
-    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
     rlx_tensor_destroy(k);
     rlx_tensor_destroy(b);
     rlx_tensor_destroy(sc);
@@ -507,7 +513,7 @@ static void test_dropout_view(void) {
         if (mask_out) CHECK_OK(rlx_model_add_output(m, "mask"));
         CHECK_OK(rlx_model_finish(m));
         rlx_session *s = NULL;
-        CHECK_OK(rlx_session_create(m, NULL, &s));
+        CHECK_OK(create_off(m, FUSIONS, &s));
         rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, d, -1, 1);
         rlx_tensor **out = NULL;
         size_t n = 0;
@@ -561,11 +567,10 @@ static void test_fold_bn_chain_nonfinite(void) {
     CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "n", "k" }, 1, (const char *[]){ "y" }, 0, NULL));
     CHECK_OK(rlx_model_add_output(m, "y"));
     CHECK_OK(rlx_model_finish(m));
-    setenv("RLX_DISABLE_PASSES", "cse", 1); /* the fusions on */
     rlx_session *s = NULL;
     rlx_tensor **o = NULL;
     size_t n = 0;
-    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(create_off(m, "cse", &s));
     CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &o, &n));
     if (o && n == 1) {
         const float *py = o[0]->data, *px = x->data;
@@ -579,7 +584,6 @@ static void test_fold_bn_chain_nonfinite(void) {
     test_free_outputs(o, (int)n);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
-    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
 out:
     rlx_tensor_destroy(k);
     rlx_tensor_destroy(sc);
@@ -612,11 +616,10 @@ static void test_fold_conv_nonfinite(void) {
     CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "c", "k" }, 1, (const char *[]){ "y" }, 0, NULL));
     CHECK_OK(rlx_model_add_output(m, "y"));
     CHECK_OK(rlx_model_finish(m));
-    setenv("RLX_DISABLE_PASSES", "cse", 1); /* the fusions on */
     rlx_session *s = NULL;
     rlx_tensor **o = NULL;
     size_t n = 0;
-    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(create_off(m, "cse", &s));
     CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &o, &n));
     if (o && n == 1) {
         const float *py = o[0]->data;
@@ -625,7 +628,6 @@ static void test_fold_conv_nonfinite(void) {
     }
     test_free_outputs(o, (int)n);
     rlx_session_destroy(s);
-    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
 out:
     rlx_model_destroy(m);
     rlx_tensor_destroy(x);
@@ -670,7 +672,7 @@ static void fold_fault_case(const char *op, bool from_shape, int64_t xlen, rlx_s
     rlx_model *m = NULL;
     fold_fault_model(op, from_shape, &m);
     rlx_session *s = NULL;
-    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(create_off(m, FUSIONS, &s));
     int64_t xv[5] = { 1, 1, 1, 1, 1 }; /* xlen is at most 5 */
     rlx_tensor *x = test_tensor_i64(1, &xlen, xv);
     rlx_tensor **out = NULL;
@@ -696,7 +698,6 @@ static void test_fold_kernel_fault(void) {
 
 int main(void) {
     test_seed_from_env();
-    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
     test_cse();
     test_cse_keeps_outputs();
     test_fold_conv_affine();

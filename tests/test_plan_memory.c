@@ -15,8 +15,8 @@
  *  - the winning order is the smallest of those tried;
  *  - with a buffer limit no tensor crosses a multiple of it, and a tensor
  *    larger than the limit is refused naming it;
- *  - RLX_NO_REUSE=1 gives disjoint storage and arena == noreuse.
- * Then whole models run with and without RLX_NO_REUSE and must give
+ *  - plan.no_reuse=1 gives disjoint storage and arena == noreuse.
+ * Then whole models run with and without plan.no_reuse and must give
  * identical bits (on the CPU and, when there is one, the GPU), and
  * Concats at batch 1 take their inputs as slices of their output
  * (test_concat_in_place). */
@@ -352,7 +352,7 @@ static void test_random_dags(void) {
         CHECK_OK(rlx_plan_memory(p));
         f = check_plan(p, &L, true, 0);
         bad += f > 0;
-        if (f) fprintf(stderr, "  (random program %d failed, RLX_NO_REUSE)\n", iter);
+        if (f) fprintf(stderr, "  (random program %d failed, plan.no_reuse)\n", iter);
         life_free(&L);
         rlx_program_destroy(p);
     }
@@ -485,13 +485,18 @@ static rlx_model *small_model(void) {
     return m;
 }
 
-static void run_model(const rlx_model *m, const char *device, const rlx_tensor *x, rlx_tensor ***out, size_t *n,
-                      uint64_t *arena) {
+/* Runs m on `device` with plan.no_reuse set to no_reuse ("0", "1"); GPU
+ * arenas start as NaN (gpu.poison). */
+static void run_model(const rlx_model *m, const char *device, const char *no_reuse, const rlx_tensor *x,
+                      rlx_tensor ***out, size_t *n, uint64_t *arena) {
     rlx_session *s = NULL;
     rlx_session_options o = { .device = device };
     *out = NULL;
     *n = 0;
-    CHECK_OK(rlx_session_create(m, &o, &s));
+    rlx_options *opts = test_options("gpu.poison=1", NULL);
+    if (opts) CHECK_OK(rlx_options_set(opts, "plan.no_reuse", no_reuse));
+    CHECK_OK(rlx_session_create_with_options(m, &o, opts, &s));
+    rlx_options_destroy(opts);
     if (!s) return;
     CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, out, n));
     const rlx_program *p = rlx_session_last_program(s);
@@ -508,25 +513,20 @@ static void test_no_reuse_equal(void) {
     const char *devs[2] = { "cpu", "gpu" };
     for (int d = 0; d < 2; d++) {
         if (d == 1 && !test_have_gpu()) {
-            fprintf(stderr, "no GPU adapter: RLX_NO_REUSE comparison on the CPU only\n");
+            fprintf(stderr, "no GPU adapter: plan.no_reuse comparison on the CPU only\n");
             break;
         }
-        setenv("RLX_GPU_POISON", "1", 1);
         rlx_tensor **a = NULL, **b = NULL;
         size_t na = 0, nb = 0;
         uint64_t arena_a = 0, arena_b = 0;
-        unsetenv("RLX_NO_REUSE");
-        run_model(m, devs[d], x, &a, &na, &arena_a);
-        setenv("RLX_NO_REUSE", "1", 1);
-        run_model(m, devs[d], x, &b, &nb, &arena_b);
-        unsetenv("RLX_NO_REUSE");
-        unsetenv("RLX_GPU_POISON");
+        run_model(m, devs[d], "0", x, &a, &na, &arena_a);
+        run_model(m, devs[d], "1", x, &b, &nb, &arena_b);
         CHECK(na == 3 && nb == 3);
         CHECK_MSG(arena_a < arena_b, "%s: arena %llu with reuse, %llu without", devs[d], (unsigned long long)arena_a,
                   (unsigned long long)arena_b);
         for (size_t i = 0; i < na && i < nb; i++) /* bit-equal: same kernels, only the offsets differ */
             CHECK_MSG(a[i]->nbytes == b[i]->nbytes && memcmp(a[i]->data, b[i]->data, a[i]->nbytes) == 0,
-                      "%s: output %zu differs with RLX_NO_REUSE", devs[d], i);
+                      "%s: output %zu differs with plan.no_reuse", devs[d], i);
         test_free_outputs(a, (int)na);
         test_free_outputs(b, (int)nb);
     }
@@ -551,7 +551,7 @@ static int value_named(const rlx_program *p, const char *name) {
  * output (so z takes none). The plan must put a, b, c and d in e's storage
  * at their byte offsets (16 x 16 positions x 4 channels x 4 bytes = 4 KiB
  * per input), g and z in their own; the
- * outputs must equal those of a plan without reuse (RLX_NO_REUSE: no
+ * outputs must equal those of a plan without reuse (plan.no_reuse: no
  * slices, the Concats copy) bit for bit at 1, 2 and 5 threads. */
 static void test_concat_in_place(void) {
     rlx_model *m = NULL;
@@ -602,11 +602,10 @@ static void test_concat_in_place(void) {
             rlx_session *s = NULL;
             CHECK_OK(rlx_options_create(&o));
             CHECK_OK(rlx_options_set(o, "cpu.threads", threads[t]));
-            if (!reuse) setenv("RLX_NO_REUSE", "1", 1);
+            CHECK_OK(rlx_options_set(o, "plan.no_reuse", reuse ? "0" : "1"));
             CHECK_OK(rlx_session_create_with_options(m, NULL, o, &s));
             rlx_options_destroy(o);
             if (s) CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &out[reuse], &n[reuse]));
-            unsetenv("RLX_NO_REUSE");
             const rlx_program *p = s ? rlx_session_last_program(s) : NULL;
             CHECK(p != NULL);
             if (p) {
@@ -640,7 +639,7 @@ static void test_concat_in_place(void) {
         for (size_t i = 0; i < n[0] && i < n[1]; i++)
             CHECK_MSG(out[0][i]->nbytes == out[1][i]->nbytes &&
                           memcmp(out[0][i]->data, out[1][i]->data, out[0][i]->nbytes) == 0,
-                      "threads %s: output %zu differs between the sliced plan and RLX_NO_REUSE", threads[t], i);
+                      "threads %s: output %zu differs between the sliced plan and plan.no_reuse", threads[t], i);
         test_free_outputs(out[0], (int)n[0]);
         test_free_outputs(out[1], (int)n[1]);
     }

@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <stdarg.h>
 #include <time.h>
 
 #include "test.h"
@@ -157,10 +158,11 @@ void test_report_counts(const char *report, const char *op, int *nodes, int *nat
 rlx_status test_run_op(const char *op, int64_t opset, const char *device, int n_in, const rlx_tensor *const *in,
                        const int *in_is_const, int n_out, size_t n_attrs, const rlx_attr *attrs, rlx_tensor ***out) {
     rlx_session_options o = { .device = device };
-    return test_run_op_opts(op, opset, &o, false, n_in, in, in_is_const, n_out, n_attrs, attrs, out);
+    return test_run_op_opts(op, opset, &o, NULL, false, n_in, in, in_is_const, n_out, n_attrs, attrs, out);
 }
 
-rlx_status test_run_op_opts(const char *op, int64_t opset, const rlx_session_options *o, bool expect_native, int n_in,
+rlx_status test_run_op_opts(const char *op, int64_t opset, const rlx_session_options *o, const rlx_options *options,
+                            bool expect_native, int n_in,
                             const rlx_tensor *const *in, const int *in_is_const, int n_out, size_t n_attrs,
                             const rlx_attr *attrs, rlx_tensor ***out) {
     *out = NULL;
@@ -198,7 +200,7 @@ rlx_status test_run_op_opts(const char *op, int64_t opset, const rlx_session_opt
     for (int i = 0; i < n_out; i++)
         if ((st = rlx_model_add_output(m, out_names[i]))) goto done;
     if ((st = rlx_model_finish(m))) goto done;
-    if ((st = rlx_session_create(m, o, &s))) goto done;
+    if ((st = rlx_session_create_with_options(m, o, options, &s))) goto done;
     size_t n_got = 0;
     st = rlx_session_run(s, (size_t)n_feeds, feed_names, feeds, out, &n_got);
     if (!st && expect_native) {
@@ -217,6 +219,28 @@ void test_free_outputs(rlx_tensor **outs, int n) {
     if (!outs) return;
     for (int i = 0; i < n; i++) rlx_tensor_destroy(outs[i]);
     free(outs);
+}
+
+rlx_options *test_options(const char *key_value, ...) {
+    rlx_options *o = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    if (!o) return NULL;
+    va_list ap;
+    va_start(ap, key_value);
+    for (const char *kv = key_value; kv; kv = va_arg(ap, const char *)) CHECK_OK(rlx_options_parse(o, kv));
+    va_end(ap);
+    return o;
+}
+
+void test_options_add(rlx_options *o, const char *items) {
+    for (const char *p = items; o && p && *p;) {
+        size_t n = strcspn(p, ";");
+        char kv[512];
+        snprintf(kv, sizeof kv, "%.*s", (int)(n < sizeof kv ? n : sizeof kv - 1), p);
+        CHECK_OK(rlx_options_parse(o, kv));
+        p += n;
+        if (*p == ';') p++;
+    }
 }
 
 int test_have_gpu(void) {

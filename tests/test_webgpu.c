@@ -1,11 +1,11 @@
 /* WebGPU backend: adapters, every lowered op against the CPU backend or an
  * independent C reference, direct vs im2col + GEMM convolution bit for bit,
  * CPU-fallback segments, grid folding past 65,535 workgroups, a lowered
- * binding limit (RLX_MAX_BINDING_BYTES), and adapter errors.
+ * binding limit (option gpu.max_binding_bytes), and adapter errors.
  *
  * Runs on whatever adapter "gpu" finds (lavapipe on CI); skips with a
  * message when there is none, unless RLX_TEST_REQUIRE_GPU=1. GPU arenas are
- * poisoned with NaN at compile (RLX_GPU_POISON=1) so an element a kernel
+ * poisoned with NaN at compile (option gpu.poison) so an element a kernel
  * forgets to write fails the comparison. Inputs are small: lavapipe is a
  * software rasteriser. Ops whose IR entry does not exist yet on this branch
  * are run through a one-node program built here (run_raw). */
@@ -33,13 +33,18 @@ typedef struct run_opts {
     bool expect_native; /* every node of `op` must run on the device */
 } run_opts;
 
+/* The key/value options of every session and backend here (main sets
+ * them: the arena starts as NaN, gpu.poison; bindings as large as the
+ * device allows); a test sets a key for its runs and unsets it after. */
+static rlx_options *g_opts;
+
 /* One-node model through the public builder (test_run_op_opts) with the
- * session options of ro, and a check that the node ran natively on the GPU
- * (ro->expect_native). */
+ * session options of ro and g_opts, and a check that the node ran
+ * natively on the GPU (ro->expect_native). */
 static rlx_status run_op(const char *op, int64_t opset, const run_opts *ro, int n_in, const rlx_tensor *const *in,
                          const int *konst, int n_out, size_t n_attrs, const rlx_attr *attrs, rlx_tensor ***out) {
     rlx_session_options o = { .device = ro->device, .gpu_conv_direct = ro->conv_direct };
-    return test_run_op_opts(op, opset, &o, ro->expect_native, n_in, in, konst, n_out, n_attrs, attrs, out);
+    return test_run_op_opts(op, opset, &o, g_opts, ro->expect_native, n_in, in, konst, n_out, n_attrs, attrs, out);
 }
 
 static const run_opts k_gpu = { "gpu", false, true };
@@ -134,7 +139,7 @@ static void test_adapters(void) {
     CHECK_OK(rlx_model_finish(m));
     rlx_session *s = NULL;
     rlx_session_options o = { .device = "gpu" };
-    CHECK_OK(rlx_session_create(m, &o, &s));
+    CHECK_OK(rlx_session_create_with_options(m, &o, g_opts, &s));
     if (s) {
         fprintf(stderr, "  device \"gpu\": %s\n", rlx_session_device_name(s));
         CHECK(rlx_session_device_kind(s) == RLX_DEVICE_GPU);
@@ -143,7 +148,7 @@ static void test_adapters(void) {
     rlx_session_destroy(s);
     s = NULL;
     o.device = "gpu:0";
-    CHECK_OK(rlx_session_create(m, &o, &s));
+    CHECK_OK(rlx_session_create_with_options(m, &o, g_opts, &s));
     rlx_session_destroy(s);
     s = NULL;
     o.device = "gpu:99";
@@ -263,8 +268,7 @@ static void test_unary(void) {
  * tests/python/test_fuse_lone_variadic.py), so these cases turn the pass off. */
 static void lone_variadic_unfused(const char *op, bool on) {
     if (strcmp(op, "Sum") && strcmp(op, "Mean") && strcmp(op, "Max") && strcmp(op, "Min")) return;
-    if (on) setenv("RLX_DISABLE_PASSES", "fuse_elementwise", 1);
-    else unsetenv("RLX_DISABLE_PASSES");
+    CHECK_OK(rlx_options_set(g_opts, "passes.disable", on ? "fuse_elementwise" : NULL));
 }
 
 static void test_binary(void) {
@@ -1276,7 +1280,7 @@ static rlx_status run_model(const rlx_model *m, const char *device, bool direct,
                             const rlx_tensor *const *in, rlx_tensor ***out, size_t *n_out, char *report, size_t cap) {
     rlx_session *s = NULL;
     rlx_session_options o = { .device = device, .gpu_conv_direct = direct };
-    rlx_status st = rlx_session_create(m, &o, &s);
+    rlx_status st = rlx_session_create_with_options(m, &o, g_opts, &s);
     if (!st) st = rlx_session_run(s, n_in, names, in, out, n_out);
     if (!st && report) snprintf(report, cap, "%s", rlx_session_dispatch_report(s));
     rlx_session_destroy(s);
@@ -1355,14 +1359,14 @@ static void test_cpu_fallback(void) {
     size_t nc = 0, ng = 0;
     char report[2048] = "";
     /* Mul and Sub stay separate steps (fuse_elementwise would merge them) */
-    setenv("RLX_DISABLE_PASSES", "fuse_elementwise", 1);
+    CHECK_OK(rlx_options_set(g_opts, "passes.disable", "fuse_elementwise"));
     CHECK_OK(run_model(m, "cpu", false, 1, names, in, &oc, &nc, NULL, 0));
     /* Greater has a lowering now: force it to the CPU, so that its bool
      * mask crosses to the GPU's Where */
-    setenv("RLX_GPU_DISABLE", "Greater", 1);
+    CHECK_OK(rlx_options_set(g_opts, "gpu.disable", "Greater"));
     CHECK_OK(run_model(m, "gpu", false, 1, names, in, &og, &ng, report, sizeof report));
-    unsetenv("RLX_GPU_DISABLE");
-    unsetenv("RLX_DISABLE_PASSES");
+    CHECK_OK(rlx_options_set(g_opts, "gpu.disable", NULL));
+    CHECK_OK(rlx_options_set(g_opts, "passes.disable", NULL));
     int nodes, native;
     test_report_counts(report, "Greater", &nodes, &native);
     CHECK_MSG(nodes == 2 && native == 0, "Greater should fall back to the CPU:\n%s", report);
@@ -1435,27 +1439,27 @@ static void test_binding_limit(void) {
     /* 96 KiB: every tensor (<= 36 KiB) fits, the arena (> 96 KiB) does not;
      * conv1's col per image is 81 KiB (2 chunks), the depthwise conv's is
      * 162 KiB for 8 groups (chunks of 4 groups) */
-    setenv("RLX_MAX_BINDING_BYTES", "98304", 1);
+    CHECK_OK(rlx_options_set(g_opts, "gpu.max_binding_bytes", "98304"));
     CHECK_OK(run_model(m, "gpu", false, 1, names, in, &o_lim, &n2, NULL, 0));
     CHECK_OK(run_model(m, "gpu", true, 1, names, in, &o_lim_d, &n3, NULL, 0));
     if (o_free && o_lim && o_lim_d) {
         CHECK_MSG(memcmp(o_free[0]->data, o_lim[0]->data, o_free[0]->nbytes) == 0,
-                  "results under RLX_MAX_BINDING_BYTES differ from the unforced run");
+                  "results under gpu.max_binding_bytes differ from the unforced run");
         CHECK_MSG(memcmp(o_free[0]->data, o_lim_d[0]->data, o_free[0]->nbytes) == 0,
-                  "direct conv under RLX_MAX_BINDING_BYTES differs from im2col unforced");
+                  "direct conv under gpu.max_binding_bytes differs from im2col unforced");
     }
     /* 16 KiB: x (18 KiB) and y2 (36 KiB) no longer fit one binding and the
      * convs cannot split their input: they decline and run on the CPU
      * (reported); Relu and Add split and stay on the GPU; the CPU conv sums
      * in another order: rtol 1e-5, atol 1e-5 (the Add kept apart from the
      * depthwise conv: fuse_conv_residual off) */
-    setenv("RLX_MAX_BINDING_BYTES", "16384", 1);
-    setenv("RLX_DISABLE_PASSES", "fuse_conv_residual", 1);
+    CHECK_OK(rlx_options_set(g_opts, "gpu.max_binding_bytes", "16384"));
+    CHECK_OK(rlx_options_set(g_opts, "passes.disable", "fuse_conv_residual"));
     rlx_tensor **o_fb = NULL;
     size_t n4 = 0;
     char rep[4096] = "";
     CHECK_OK(run_model(m, "gpu", false, 1, names, in, &o_fb, &n4, rep, sizeof rep));
-    unsetenv("RLX_DISABLE_PASSES");
+    CHECK_OK(rlx_options_set(g_opts, "passes.disable", NULL));
     CHECK_MSG(strstr(rep, "Conv                           2       0         2") != NULL &&
                   strstr(rep, "Add                            1       1         0") != NULL,
               "the convs fall back, Add stays on the GPU: %s", rep);
@@ -1463,7 +1467,7 @@ static void test_binding_limit(void) {
         CHECK_MSG(test_allclose(o_fb[0], o_free[0], 1e-5, 1e-5), "fallback conv: max abs diff %g",
                   test_max_abs_diff(o_fb[0], o_free[0]));
     free_outs(o_fb, n4);
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    CHECK_OK(rlx_options_set(g_opts, "gpu.max_binding_bytes", "auto"));
     free_outs(o_free, n1);
     free_outs(o_lim, n2);
     free_outs(o_lim_d, n3);
@@ -1487,11 +1491,11 @@ static void test_gemm_split(void) {
     rlx_tensor *whole = NULL, *split = NULL;
     rlx_node_attr at1[1] = { na_int("transB", 1) }, at2[1] = { na_int("transB", 1) };
     CHECK_OK(run_raw("Gemm", 13, 3, in, konst, RLX_DTYPE_F32, 2, yd, 1, at1, &whole));
-    setenv("RLX_MAX_BINDING_BYTES", "4096", 1); /* B is 8000 bytes: two blocks of 25 rows */
+    CHECK_OK(rlx_options_set(g_opts, "gpu.max_binding_bytes", "4096")); /* B is 8000 bytes: two blocks of 25 rows */
     rlx_backend *saved = g_be, *small = NULL;
     rlx_session_options o = { .device = "gpu" };
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &small));
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, g_opts, &small));
+    CHECK_OK(rlx_options_set(g_opts, "gpu.max_binding_bytes", "auto"));
     if (small) {
         g_be = small;
         CHECK_OK(run_raw("Gemm", 13, 3, in, konst, RLX_DTYPE_F32, 2, yd, 1, at2, &split));
@@ -1531,7 +1535,7 @@ static void test_rerun(void) {
     CHECK_OK(rlx_model_finish(m));
     rlx_session *s = NULL;
     rlx_session_options o = { .device = "gpu" };
-    CHECK_OK(rlx_session_create(m, &o, &s));
+    CHECK_OK(rlx_session_create_with_options(m, &o, g_opts, &s));
     for (int it = 0; s && it < 3; it++) {
         rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, d, -2, 2), *b = test_tensor_random(RLX_DTYPE_F32, 2, d, -2, 2);
         const char *names[2] = { "b", "a" };
@@ -1559,7 +1563,7 @@ static void test_rerun(void) {
 static void test_device_lost(void) {
     rlx_backend *be = NULL;
     rlx_session_options o = { .device = "gpu" };
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, g_opts, &be));
     if (!be) return;
     rlx_graph *g = NULL;
     CHECK_OK(rlx_graph_create(13, &g));
@@ -1608,10 +1612,9 @@ int main(void) {
                         "RLX_TEST_REQUIRE_GPU=1 to make this a failure\n");
         return 0;
     }
-    setenv("RLX_GPU_POISON", "1", 1);
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    g_opts = test_options("gpu.poison=1", "gpu.max_binding_bytes=auto", NULL);
     rlx_session_options o = { .device = "gpu" };
-    if (rlx_backend_webgpu_create("gpu", &o, &g_be) != RLX_OK) {
+    if (rlx_backend_webgpu_create("gpu", &o, g_opts, &g_be) != RLX_OK) {
         fprintf(stderr, "cannot open the GPU: %s\n", rlx_last_error());
         return 1;
     }
@@ -1637,5 +1640,6 @@ int main(void) {
     test_device_lost();
 #endif
     g_be->destroy(g_be);
+    rlx_options_destroy(g_opts);
     TEST_MAIN_END();
 }

@@ -200,7 +200,7 @@ static rlx_status run_case(rlx_backend *be, const att_case *c, const rlx_tensor 
     return run_node_in(be, "rlx", "Attention", 1, n_in, in, NULL, RLX_DTYPE_F32, yr, yd, na, a, out, NULL);
 }
 
-static const char *g_vars[] = { "RLX_ATTENTION_KERNEL", "RLX_ATTENTION_TILE", "RLX_ATTENTION_VEC4" };
+static const char *g_keys[] = { "gpu.attention_kernel", "gpu.attention_tile", "gpu.attention_vec4" };
 
 static void test_case(const att_case *c) {
     int64_t qd[4], kd[4], vd[4], md[4];
@@ -239,7 +239,7 @@ static void test_case(const att_case *c) {
     };
     for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
         if (vi > 0 && !(c->variants & (1u << (vi - 1)))) continue;
-        for (int e = 0; e < 3; e++) set_env(g_vars[e], variants[vi][e]);
+        for (int e = 0; e < 3; e++) gpu_option(g_keys[e], variants[vi][e]);
         snprintf(w + wl, sizeof w - (size_t)wl, " [%s tile %s vec4 %s]", variants[vi][0],
                  variants[vi][1] ? variants[vi][1] : "auto", variants[vi][2] ? variants[vi][2] : "on");
         rlx_tensor *got = NULL;
@@ -252,7 +252,7 @@ static void test_case(const att_case *c) {
         if (st == RLX_OK) check_att(w, got, want, n, 1e-4, 1e-5);
         rlx_tensor_destroy(got);
     }
-    for (int e = 0; e < 3; e++) set_env(g_vars[e], NULL);
+    for (int e = 0; e < 3; e++) gpu_option(g_keys[e], NULL);
     free(want);
     rlx_tensor_destroy(cpu);
     rlx_tensor_destroy(q);
@@ -281,18 +281,16 @@ static const att_case k_cases[] = {
 /* A 16 KiB workgroup memory limit (WebGPU's default): the tiled kernel
  * takes smaller tiles, still exact to the reference. */
 static void test_small_wg_storage(void) {
-    setenv("RLX_MAX_WG_STORAGE_BYTES", "16384", 1);
+    rlx_options *small = gpu_options_with("gpu.max_wg_storage_bytes=16384;gpu.attention_kernel=v2");
     rlx_session_options o = { .device = "gpu" };
     rlx_backend *be = NULL;
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
-    unsetenv("RLX_MAX_WG_STORAGE_BYTES");
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, small, &be));
+    rlx_options_destroy(small);
     if (!be) return;
     static const att_case cases[] = {
         { 4, 1, 2, 133, 133, 64, 64, EXPORT, M_KEYS, true, -1, false, 0 },
         { 4, 1, 1, 5, 20, 128, 96, PLAIN, M_KEYS, false, -1, false, 0 },
     };
-    setenv("RLX_ATTENTION_KERNEL", "v2", 1);
-    gpu_set_option(be, "RLX_ATTENTION_KERNEL", "v2");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const att_case *c = &cases[i];
         int64_t qd[4], kd[4], vd[4], md[4];
@@ -312,7 +310,6 @@ static void test_small_wg_storage(void) {
         rlx_tensor_destroy(v);
         rlx_tensor_destroy(m);
     }
-    unsetenv("RLX_ATTENTION_KERNEL");
     be->destroy(be);
 }
 
@@ -348,8 +345,8 @@ static void test_bad_settings(void) {
 
 int main(void) {
     if (!gpu_open(&g_be, &g_be16, "test_webgpu_attention")) return 0;
-    for (int e = 0; e < 3; e++) set_env(g_vars[e], NULL);
-    CHECK_OK(rlx_backend_cpu_create(&g_cpu));
+    for (int e = 0; e < 3; e++) gpu_option(g_keys[e], NULL);
+    CHECK_OK(rlx_backend_cpu_create(NULL, &g_cpu));
     double t0 = rlx_now_seconds();
     for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) test_case(&k_cases[i]);
     fprintf(stderr, "  cases %6.2f s\n", rlx_now_seconds() - t0);
@@ -359,5 +356,6 @@ int main(void) {
     if (g_cpu) g_cpu->destroy(g_cpu);
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
+    gpu_close();
     TEST_MAIN_END();
 }

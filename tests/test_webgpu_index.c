@@ -185,14 +185,14 @@ static void test_logic(void) {
         CHECK_OK(rlx_model_add_output(m, "mask"));
         CHECK_OK(rlx_model_finish(m));
         rlx_session_options o = { .device = "gpu" };
-        if (where_on_cpu) setenv("RLX_GPU_DISABLE", "Where", 1);
-        CHECK_OK(rlx_session_create(m, &o, &s));
+        CHECK_OK(rlx_options_set(g_vs_opts, "gpu.disable", where_on_cpu ? "Where" : NULL));
+        CHECK_OK(rlx_session_create_with_options(m, &o, g_vs_opts, &s));
+        CHECK_OK(rlx_options_set(g_vs_opts, "gpu.disable", NULL));
         const char *names[2] = { "a", "b" };
         const rlx_tensor *feeds[2] = { af, bf };
         rlx_tensor **out = NULL;
         size_t n_out = 0;
         CHECK_OK(rlx_session_run(s, 2, names, feeds, &out, &n_out));
-        unsetenv("RLX_GPU_DISABLE");
         if (out && n_out == 2) {
             const float *pa = af->data, *pb = bf->data, *py = out[0]->data;
             const uint8_t *pm = out[1]->data;
@@ -252,7 +252,7 @@ static void test_i64_transfers(void) {
     for (int d = 0; d < 2; d++) {
         rlx_session *s = NULL;
         rlx_session_options o = { .device = devs[d] };
-        CHECK_OK(rlx_session_create(m, &o, &s));
+        CHECK_OK(rlx_session_create_with_options(m, &o, g_vs_opts, &s));
         CHECK_OK(rlx_session_run(s, 1, names, feeds, d ? &og : &oc, d ? &ng : &nc));
         if (d) {
             int nodes, native;
@@ -686,8 +686,8 @@ static void test_index_errors(void) {
         rlx_model *m = index_model(k->op, x, good, u, k->attr ? 1 : 0, at);
         rlx_session *sc = NULL, *sg = NULL;
         rlx_session_options oc = { .device = "cpu" }, og = { .device = "gpu" };
-        CHECK_OK(rlx_session_create(m, &oc, &sc));
-        CHECK_OK(rlx_session_create(m, &og, &sg));
+        CHECK_OK(rlx_session_create_with_options(m, &oc, g_vs_opts, &sc));
+        CHECK_OK(rlx_session_create_with_options(m, &og, g_vs_opts, &sg));
         if (!sc || !sg) {
             rlx_session_destroy(sc);
             rlx_session_destroy(sg);
@@ -747,9 +747,10 @@ static void test_index_errors_order(void) {
         CHECK_OK(rlx_model_finish(m));
         rlx_session *sc = NULL, *sg = NULL;
         rlx_session_options oc = { .device = "cpu" }, og = { .device = "gpu" };
-        if (split) setenv("RLX_GPU_DISABLE", "Relu", 1);
-        CHECK_OK(rlx_session_create(m, &oc, &sc));
-        CHECK_OK(rlx_session_create(m, &og, &sg));
+        CHECK_OK(rlx_options_set(g_vs_opts, "gpu.disable", split ? "Relu" : NULL));
+        CHECK_OK(rlx_session_create_with_options(m, &oc, g_vs_opts, &sc));
+        CHECK_OK(rlx_session_create_with_options(m, &og, g_vs_opts, &sg));
+        CHECK_OK(rlx_options_set(g_vs_opts, "gpu.disable", NULL));
         if (sc && sg) {
             /* which index set is bad in each run: 0 none, 1 i1, 2 i2, 3 both */
             static const int plan[] = { 0, 0, 0, 2, 0, 1, 3, 0, 2, 0 };
@@ -773,7 +774,6 @@ static void test_index_errors_order(void) {
             test_report_counts(rlx_session_dispatch_report(sg), "Gather", &nodes, &native);
             CHECK_MSG(nodes == 2 && native == 2, "%s", rlx_session_dispatch_report(sg));
         }
-        unsetenv("RLX_GPU_DISABLE");
         rlx_session_destroy(sc);
         rlx_session_destroy(sg);
         rlx_model_destroy(m);
@@ -818,8 +818,7 @@ int main(void) {
                         "set RLX_TEST_REQUIRE_GPU=1 to make this a failure\n");
         return 0;
     }
-    setenv("RLX_GPU_POISON", "1", 1);
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    gpu_vs_cpu_open();
     test_cast();
     test_gather();
     test_logic();
@@ -831,5 +830,6 @@ int main(void) {
     test_unary_extra();
     test_index_errors();
     test_index_errors_order();
+    gpu_vs_cpu_close();
     TEST_MAIN_END();
 }

@@ -563,7 +563,7 @@ int main(void) {
     }
     rlx_session_options o = { .device = "gpu" };
     rlx_backend *be = NULL;
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, NULL, &be));
     if (be) {
         test_check((wg_backend *)be);
         test_elem((wg_backend *)be);

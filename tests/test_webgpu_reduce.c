@@ -395,13 +395,13 @@ int main(void) {
                         "set RLX_TEST_REQUIRE_GPU=1 to make this a failure\n");
         return 0;
     }
-    setenv("RLX_GPU_POISON", "1", 1);
-    unsetenv("RLX_MAX_BINDING_BYTES");
+    gpu_vs_cpu_open();
     test_reduce();
     test_argmax();
     test_layer_norm();
     test_channel_norms();
     test_long_rows();
     test_softmax();
+    gpu_vs_cpu_close();
     TEST_MAIN_END();
 }

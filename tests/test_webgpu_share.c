@@ -2,7 +2,7 @@
 /* Sessions of one process share the GPU device: one instance, adapter and
  * device per device string, reference-counted, with one pipeline cache.
  *  - two live sessions hold one device; it stays open, idle, after the
- *    last of them (RLX_GPU_KEEP_DEVICE=0: it closes);
+ *    last of them (gpu.keep_device=0: it closes);
  *  - a second session compiling the same model creates no pipeline;
  *  - sessions interleaved, one destroyed while the other runs on, and two
  *    threads running their own sessions at once all give the CPU's results
@@ -122,12 +122,12 @@ static void test_sharing(rlx_model *m1, rlx_model *m2) {
 #ifdef RLX_HAVE_WEBGPU
     CHECK_MSG(wg_device_open_count() == 1, "%zu devices open after the sessions (want 1, idle)",
               wg_device_open_count());
-    /* with RLX_GPU_KEEP_DEVICE=0 the last session closes it */
-    setenv("RLX_GPU_KEEP_DEVICE", "0", 1);
-    CHECK_OK(rlx_session_create(m1, &o, &a));
+    /* with gpu.keep_device=0 the last session closes it */
+    rlx_options *closing = test_options("gpu.keep_device=0", NULL);
+    CHECK_OK(rlx_session_create_with_options(m1, &o, closing, &a));
+    rlx_options_destroy(closing);
     rlx_session_destroy(a);
-    unsetenv("RLX_GPU_KEEP_DEVICE");
-    CHECK_MSG(wg_device_open_count() == 0, "RLX_GPU_KEEP_DEVICE=0: %zu devices left open", wg_device_open_count());
+    CHECK_MSG(wg_device_open_count() == 0, "gpu.keep_device=0: %zu devices left open", wg_device_open_count());
 #endif
     rlx_tensor_destroy(x3);
     rlx_tensor_destroy(x5);
@@ -142,10 +142,11 @@ static void test_sharing(rlx_model *m1, rlx_model *m2) {
  * which splits the pass into two GPU segments around a CPU step. */
 static void test_fresh_inputs(rlx_model *m1) {
     for (int split = 0; split < 2; split++) {
-        if (split) setenv("RLX_GPU_DISABLE", "Add", 1);
+        rlx_options *opts = test_options(split ? "gpu.disable=Add" : NULL, NULL);
         rlx_session_options o = { .device = "gpu" };
         rlx_session *s = NULL;
-        CHECK_OK(rlx_session_create(m1, &o, &s));
+        CHECK_OK(rlx_session_create_with_options(m1, &o, opts, &s));
+        rlx_options_destroy(opts);
         for (int i = 0; s && i < 6; i++) {
             rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ 4, 16 }, -1, 1);
             rlx_tensor *ref = cpu_ref(m1, x), *y = run1(s, x);
@@ -156,7 +157,6 @@ static void test_fresh_inputs(rlx_model *m1) {
             rlx_tensor_destroy(y);
         }
         rlx_session_destroy(s);
-        if (split) unsetenv("RLX_GPU_DISABLE");
     }
 }
 
@@ -206,7 +206,7 @@ static void test_threads(rlx_model *m1, rlx_model *m2) {
 static void test_lost(rlx_model *m1) {
     rlx_session_options o = { .device = "gpu" };
     rlx_backend *be = NULL;
-    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, NULL, &be));
     if (!be) return;
     wg_shared *old = ((wg_backend *)be)->sh;
     wgpuDeviceDestroy(((wg_backend *)be)->dev);

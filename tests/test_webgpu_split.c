@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 /* WebGPU with operands larger than one storage binding, and an arena larger
- * than one buffer, forced small with RLX_MAX_BINDING_BYTES and
- * RLX_MAX_BUFFER_BYTES. Every case runs once unforced and once forced, on
+ * than one buffer, forced small with the session options
+ * gpu.max_binding_bytes and gpu.max_buffer_bytes. Every case runs once unforced and once forced, on
  * fresh random inputs, and:
  *  - stays on the GPU (the dispatch report shows no fallback), except the
  *    cases that must decline;
@@ -69,8 +69,9 @@ static rlx_model *one_node_model(const op_case *c, const char **feed_names, cons
 
 /* Lowers every GPU step of p again with caps of `limit` bytes and returns
  * the most dispatches of a step; fails when a window exceeds the limit. */
-static size_t check_lowering(const char *name, const rlx_program *p, uint64_t limit) {
+static size_t check_lowering(const char *name, const rlx_program *p, uint64_t limit, const rlx_options *opts) {
 #ifndef RLX_HAVE_WEBGPU
+    (void)opts;
     (void)name;
     (void)p;
     (void)limit;
@@ -84,8 +85,8 @@ static size_t check_lowering(const char *name, const rlx_program *p, uint64_t li
     caps.storage_align = 256;
     caps.uniform_align = 256;
     caps.max_storage_per_stage = 8;
-    rlx_config *cfg = NULL; /* the options a session would have (the environment's) */
-    CHECK_OK(rlx_config_resolve(NULL, NULL, &cfg));
+    rlx_config *cfg = NULL; /* the options the session had */
+    CHECK_OK(rlx_config_resolve(opts, NULL, &cfg));
     if (!cfg) return 0;
     caps.cfg = cfg;
     size_t most = 0;
@@ -108,24 +109,37 @@ static size_t check_lowering(const char *name, const rlx_program *p, uint64_t li
 #endif
 }
 
-static rlx_status run_model(const rlx_model *m, int n_feeds, const char **names, const rlx_tensor **feeds,
-                            rlx_tensor ***out, size_t *n, char *report, size_t cap, uint64_t *limit_seen,
-                            size_t *most_dispatches, const char *what) {
+/* The options of a run here: the arena starts as NaN (gpu.poison: an
+ * element no block writes fails), bindings and buffers as large as the
+ * device allows unless an item forces them; items "key=value" or NULL. */
+static rlx_options *split_options(const char *a, const char *b) {
+    rlx_options *o = test_options("gpu.poison=1", "gpu.max_binding_bytes=auto", "gpu.max_buffer_bytes=auto", NULL);
+    if (o && a) CHECK_OK(rlx_options_parse(o, a));
+    if (o && b) CHECK_OK(rlx_options_parse(o, b));
+    return o;
+}
+
+/* Runs m on the GPU with split_options(opt_a, opt_b). */
+static rlx_status run_model(const rlx_model *m, const char *opt_a, const char *opt_b, int n_feeds, const char **names,
+                            const rlx_tensor **feeds, rlx_tensor ***out, size_t *n, char *report, size_t cap,
+                            uint64_t *limit_seen, size_t *most_dispatches, const char *what) {
     rlx_session *s = NULL;
     rlx_session_options o = { .device = "gpu" };
     *out = NULL;
     *n = 0;
-    rlx_status st = rlx_session_create(m, &o, &s);
+    rlx_options *opts = split_options(opt_a, opt_b);
+    rlx_status st = rlx_session_create_with_options(m, &o, opts, &s);
     if (!st) st = rlx_session_run(s, (size_t)n_feeds, names, feeds, out, n);
     if (!st && report) snprintf(report, cap, "%s", rlx_session_dispatch_report(s));
     if (!st && most_dispatches) {
         const rlx_program *p = rlx_session_last_program(s);
         if (p) {
-            *most_dispatches = check_lowering(what, p, LIMIT);
+            *most_dispatches = check_lowering(what, p, LIMIT, opts);
             if (limit_seen) *limit_seen = p->mem.buffer_limit;
         }
     }
     rlx_session_destroy(s);
+    rlx_options_destroy(opts);
     return st;
 }
 
@@ -143,14 +157,12 @@ static void run_case(op_case *c) {
      * rlx.FusedElementwise otherwise: the variadic lowering's own split is
      * tested with fuse_elementwise off */
     bool variadic = !strcmp(c->op, "Sum") || !strcmp(c->op, "Mean") || !strcmp(c->op, "Max") || !strcmp(c->op, "Min");
-    if (variadic) setenv("RLX_DISABLE_PASSES", "fuse_elementwise", 1);
-    CHECK_OK(run_model(m, nf, names, feeds, &a, &na, NULL, 0, NULL, NULL, c->name));
-    char lim[32];
-    snprintf(lim, sizeof lim, "%d", LIMIT);
-    setenv("RLX_MAX_BINDING_BYTES", lim, 1);
-    rlx_status st = run_model(m, nf, names, feeds, &b, &nb, rep, sizeof rep, NULL, c->declines ? NULL : &most, c->name);
-    unsetenv("RLX_MAX_BINDING_BYTES");
-    if (variadic) unsetenv("RLX_DISABLE_PASSES");
+    const char *passes = variadic ? "passes.disable=fuse_elementwise" : NULL;
+    CHECK_OK(run_model(m, passes, NULL, nf, names, feeds, &a, &na, NULL, 0, NULL, NULL, c->name));
+    char lim[64];
+    snprintf(lim, sizeof lim, "gpu.max_binding_bytes=%d", LIMIT);
+    rlx_status st =
+        run_model(m, passes, lim, nf, names, feeds, &b, &nb, rep, sizeof rep, NULL, c->declines ? NULL : &most, c->name);
     CHECK_MSG(st == RLX_OK, "%s under %d bytes: %s", c->name, LIMIT, rlx_last_error());
     char want[128];
     snprintf(want, sizeof want, "%-24s %7d %7d %9d", c->op, 1, c->declines ? 0 : 1, c->declines ? 1 : 0);
@@ -222,10 +234,9 @@ static void test_copies(void) {
         rlx_tensor **a = NULL, **b = NULL;
         size_t na = 0, nb = 0, most = 0;
         char rep[4096] = "";
-        CHECK_OK(run_model(m, 1, names, feeds, &a, &na, NULL, 0, NULL, NULL, "slice"));
-        setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
-        CHECK_OK(run_model(m, 1, names, feeds, &b, &nb, rep, sizeof rep, NULL, &most, "slice"));
-        unsetenv("RLX_MAX_BINDING_BYTES");
+        CHECK_OK(run_model(m, NULL, NULL, 1, names, feeds, &a, &na, NULL, 0, NULL, NULL, "slice"));
+        CHECK_OK(run_model(m, "gpu.max_binding_bytes=4096", NULL, 1, names, feeds, &b, &nb, rep, sizeof rep, NULL,
+                           &most, "slice"));
         CHECK_MSG(strstr(rep, "Slice                          1       1         0") != NULL, "slice: %s", rep);
         CHECK_MSG(most > 1, "slice: %zu dispatches", most);
         if (a && b) {
@@ -330,7 +341,7 @@ static void test_declines(void) {
 }
 
 /* An arena larger than one buffer: a chain of 12 KB tensors with
- * RLX_MAX_BUFFER_BYTES = 16 KiB splits the arena into several buffers; a
+ * gpu.max_buffer_bytes = 16 KiB splits the arena into several buffers; a
  * CPU step (LRN, no WGSL lowering) in the middle moves values between the
  * host mirror and the split arena. Same bits as the unforced run. */
 static void test_arena_split(void) {
@@ -363,12 +374,10 @@ static void test_arena_split(void) {
     uint64_t limit_seen = 0;
     size_t most = 0;
     char rep[4096] = "";
-    setenv("RLX_GPU_DISABLE", "LRN", 1); /* a CPU step between GPU steps (LRN has a WGSL lowering) */
-    CHECK_OK(run_model(m, 1, names, feeds, &a, &na, NULL, 0, NULL, NULL, "arena"));
-    setenv("RLX_MAX_BUFFER_BYTES", "16384", 1);
-    rlx_status st = run_model(m, 1, names, feeds, &b, &nb, rep, sizeof rep, &limit_seen, &most, "arena");
-    unsetenv("RLX_MAX_BUFFER_BYTES");
-    unsetenv("RLX_GPU_DISABLE");
+    const char *lrn_off = "gpu.disable=LRN"; /* a CPU step between GPU steps (LRN has a WGSL lowering) */
+    CHECK_OK(run_model(m, lrn_off, NULL, 1, names, feeds, &a, &na, NULL, 0, NULL, NULL, "arena"));
+    rlx_status st = run_model(m, lrn_off, "gpu.max_buffer_bytes=16384", 1, names, feeds, &b, &nb, rep, sizeof rep,
+                              &limit_seen, &most, "arena");
     CHECK_MSG(st == RLX_OK, "arena split: %s", rlx_last_error());
     CHECK_MSG(limit_seen == 16384, "the plan's buffer limit is %llu", (unsigned long long)limit_seen);
     CHECK_MSG(strstr(rep, "LRN                            1       0         1") != NULL, "LRN on the CPU: %s", rep);
@@ -379,10 +388,10 @@ static void test_arena_split(void) {
     {
         rlx_session *s = NULL;
         rlx_session_options o = { .device = "gpu" };
-        setenv("RLX_MAX_BUFFER_BYTES", "16384", 1);
-        CHECK_OK(rlx_session_create(m, &o, &s));
+        rlx_options *opts = split_options("gpu.max_buffer_bytes=16384", NULL);
+        CHECK_OK(rlx_session_create_with_options(m, &o, opts, &s));
+        rlx_options_destroy(opts);
         CHECK_OK(rlx_session_prepare(s, 1, names, feeds));
-        unsetenv("RLX_MAX_BUFFER_BYTES");
         const rlx_program *p = rlx_session_last_program(s);
         if (p) {
             CHECK_MSG(p->mem.arena_bytes > 2 * 16384, "arena %llu bytes: not split into 3+ buffers",
@@ -407,9 +416,6 @@ int main(void) {
                         "make this a failure\n");
         return 0;
     }
-    unsetenv("RLX_MAX_BINDING_BYTES");
-    unsetenv("RLX_MAX_BUFFER_BYTES");
-    setenv("RLX_GPU_POISON", "1", 1); /* arenas start as NaN: an element no block writes fails */
     test_elementwise();
     test_copies();
     test_matmul();

@@ -131,7 +131,17 @@ struct rlx_backend {
     void (*bind_value)(rlx_backend_exe *exe, int value, void *data);
 };
 
-rlx_status rlx_backend_cpu_create(rlx_backend **out);
+/* The CPU backend's configuration, from the session's options (copied at
+ * creation: two sessions can differ). */
+typedef struct rlx_cpu_config {
+    bool prepack; /* CPU steps pack their constant GEMM operands at compile (option cpu.prepack) */
+    int winograd; /* ... and 3x3 convolutions' weights for Winograd where it pays: 0 none (cpu.winograd=0),
+                     2 F(2x2), 4 F(4x4) too (cpu.winograd_f4x4) */
+} rlx_cpu_config;
+
+/* cfg NULL: prepacking without Winograd (programs that tests build and
+ * compile directly, and the host backend rlx_exec_create makes for them). */
+rlx_status rlx_backend_cpu_create(const rlx_cpu_config *cfg, rlx_backend **out);
 
 /* device: "gpu" or "gpu:N"; cfg: the session's resolved options
  * (base/options.h), borrowed: it must outlive the backend.
@@ -139,8 +149,10 @@ rlx_status rlx_backend_cpu_create(rlx_backend **out);
 struct rlx_config;
 rlx_status rlx_backend_webgpu_open(const char *device, const rlx_session_options *opt, const struct rlx_config *cfg,
                                    rlx_backend **out);
-/* As rlx_backend_webgpu_open with options resolved from `opt` and the
- * environment now, owned by the backend (tests). */
-rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out);
+/* As rlx_backend_webgpu_open with options resolved now from `options`
+ * (NULL: none set), `opt` and the environment, owned by the backend
+ * (tests). */
+rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, const rlx_options *options,
+                                     rlx_backend **out);
 
 #endif

@@ -1,7 +1,9 @@
-/* The plan layer: turns a specialised graph (every input shape bound) into
- * a Program (plan/program.h) in named steps, which the session calls in
- * this order:
+/* The plan layer: turns the model's graph and one set of inputs into a
+ * Program (plan/program.h). The session calls one entry point,
+ * rlx_plan_build, which runs the named steps in this order:
  *
+ *   specialise          a copy of the graph with the input shapes bound
+ *                       and control inputs as constants
  *   rlx_plan_passes     the pass pipeline (fold, dce, the size limit, cse,
  *                       fusions, dce)
  *   rlx_plan_needs_eager  data-dependent shapes or control flow: no program
@@ -9,15 +11,35 @@
  *   rlx_plan_memory     arena offsets by liveness
  *   rlx_plan_segments   segments per device, uploads and read-backs
  *
- * The plan knows backends only through their supports() (backend.h);
- * compiling and running a program is the backends' and the runtime's
- * (runtime/exec.h). */
+ * The plan knows backends only through their supports() and buffer limit
+ * (backend.h); compiling and running a program is the backends' and the
+ * runtime's (runtime/exec.h). */
 #ifndef RLX_PLAN_PLAN_H
 #define RLX_PLAN_PLAN_H
 
-#include "backend/backend.h"
 #include "passes/passes.h"
 #include "plan/program.h"
+
+typedef struct rlx_backend rlx_backend; /* backend/backend.h */
+
+/* The program of the model's graph `model` (symbolic shapes; borrowed) for
+ * one set of inputs: a copy specialised on the shapes of inputs[j] (one
+ * per graph input, in order) and on the values of the control inputs
+ * (ctl_in[j] true; ctl_in NULL: none), whose uses then read a constant;
+ * then rlx_plan_passes (ps as there: ps->cfg gives the options; adds to
+ * its counts). When the graph cannot become a static program
+ * (rlx_plan_needs_eager), eager_why (cap > 0 bytes) says why and *out is
+ * NULL: it runs eagerly. Otherwise limits.max_tensor_bytes is checked on
+ * the values the passes made, steps are assigned (rlx_plan_create on dev,
+ * and on host for the rest; host NULL: dev is the CPU), memory is planned
+ * (plan.no_reuse) within limits.max_arena_bytes and the segments split;
+ * *out is the program, owned by the caller (rlx_program_destroy).
+ * Compiling it on the backends is the runtime's (runtime/exec.h).
+ * errors: RLX_ERR_INVALID_ARGUMENT naming the input shapes when a node
+ * cannot take them; those of the steps below. */
+rlx_status rlx_plan_build(const rlx_graph *model, const rlx_tensor *const *inputs, const bool *ctl_in,
+                          rlx_backend *dev, rlx_backend *host, rlx_pass_stats *ps, char *eager_why, size_t cap,
+                          rlx_program **out);
 
 /* The pass pipeline of a specialised graph (static input shapes): fold,
  * dce, cse, fold_conv_affine, fuse_activation, fuse_conv_residual,

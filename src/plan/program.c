@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "plan/plan.h"
@@ -139,7 +140,6 @@ rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rl
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     p->g = g;
-    p->prepack = true; /* the option's default; sessions set theirs */
     p->steps = malloc((g->n_nodes + 1) * sizeof(int));
     p->step_on = malloc(g->n_nodes + 1);
     rlx_status st = p->steps && p->step_on ? RLX_OK : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");

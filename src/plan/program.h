@@ -115,8 +115,6 @@ typedef struct rlx_program {
     size_t n_segs;
     rlx_out_src *out; /* per graph output */
     bool has_cpu;     /* a step runs on the host: the host arena exists */
-    bool prepack;     /* CPU steps pack their constant GEMM operands (option cpu.prepack) */
-    int winograd;     /* ... and 3x3 convolutions' weights for Winograd where it pays: 0 none (cpu.winograd=0), 2 F(2x2), 4 F(4x4) too (cpu.winograd_f4x4) */
     /* Lines for the dispatch report ("node 'r' (Relu) runs on the CPU:
      * ..."), each ending in a newline: plan decisions a user should know
      * about; NULL when there are none. Owned. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/mem.h"
+#include "base/status.h"
 #include "plan/plan.h"
 
 /* Appends x to a transfer list unless its root is there already. */

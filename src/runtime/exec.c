@@ -143,7 +143,7 @@ rlx_status rlx_exec_create(rlx_backend *dev, rlx_backend *host, const rlx_progra
     x->host = host ? host : dev->kind == RLX_DEVICE_CPU ? dev : NULL;
     rlx_status st = RLX_OK;
     if (!x->host && p->has_cpu) {
-        st = rlx_backend_cpu_create(&x->own_host);
+        st = rlx_backend_cpu_create(NULL, &x->own_host);
         x->host = x->own_host;
     }
     if (!st) st = dev->compile(dev, p, &x->dx);

@@ -1,10 +1,10 @@
 /* Sessions: a copy of the model's graph, a backend, and a bounded cache of
  * compiled plans keyed by the input-shape signature.
  *
- * Compiling a plan for one signature (compile_plan): clone the graph, bind
- * the concrete input shapes, then the plan layer's steps (plan/plan.h):
- * passes, device assignment, memory plan, segments; then the runtime's
- * executable (runtime/exec.h) compiles it on the backends. Graphs whose
+ * Compiling a plan for one signature (compile_plan): the plan layer builds
+ * the program (rlx_plan_build, plan/plan.h: the graph specialised on the
+ * input shapes, passes, device assignment, memory plan, segments); then the
+ * runtime's executable (runtime/exec.h) compiles it on the backends. Graphs whose
  * shapes still depend on data (NonZero, ...) or that hold control flow run
  * eagerly on the CPU backend's host interpreter (rlx_cpu_eval_graph). */
 #include <stdio.h>
@@ -209,11 +209,14 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the session's lock");
     }
     s->lock_ok = true;
+    /* the CPU backend's share of the options (a device plan's CPU steps too) */
+    rlx_cpu_config cpu = { .prepack = cfg->cpu_prepack,
+                           .winograd = cfg->cpu_winograd ? (cfg->cpu_winograd_f4x4 ? 4 : 2) : 0 };
     if (strcmp(dev, "cpu") == 0) {
-        st = rlx_backend_cpu_create(&s->be);
+        st = rlx_backend_cpu_create(&cpu, &s->be);
     } else if (strcmp(dev, "gpu") == 0 || strncmp(dev, "gpu:", 4) == 0) {
         st = rlx_backend_webgpu_open(dev, opt, s->cfg, &s->be);
-        if (!st) st = rlx_backend_cpu_create(&s->host);
+        if (!st) st = rlx_backend_cpu_create(&cpu, &s->host);
     } else {
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "unknown device '%s' (expected cpu, gpu or gpu:N)", dev);
     }
@@ -558,53 +561,6 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     return safe;
 }
 
-/* The graph of the session specialised for the input shapes, through the
- * pass pipeline. */
-static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *ordered, rlx_pass_stats *ps,
-                             rlx_graph **out) {
-    *out = NULL;
-    rlx_graph *g = NULL;
-    RLX_TRY(rlx_graph_clone(s->g, &g));
-    g->shapes_bound = true;
-    for (size_t j = 0; j < g->n_inputs; j++) {
-        rlx_value *v = &g->values[g->inputs[j]];
-        rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
-    }
-    rlx_status st = RLX_OK;
-    /* control inputs: their uses read a constant of the fed value (the
-     * input itself stays, unused, so that the plan's inputs are the model's) */
-    for (size_t j = 0; j < g->n_inputs && s->ctl && !st; j++) {
-        if (!s->ctl_in[j]) continue;
-        rlx_tensor *t = NULL;
-        int kid = -1, in = g->inputs[j];
-        st = rlx_tensor_clone(ordered[j], &t);
-        if (!st) st = rlx_graph_add_konst(g, NULL, t, &kid);
-        if (!st) g->values[kid].flags |= RLX_VALUE_FED;
-        for (size_t i = 0; i < g->n_nodes && !st; i++)
-            for (int k = 0; k < g->nodes[i].n_in; k++)
-                if (g->nodes[i].in[k] == in) g->nodes[i].in[k] = kid;
-    }
-    if (!st) st = rlx_plan_passes(g, ps);
-    if (st == RLX_ERR_INVALID_ARGUMENT) {
-        /* a node failed on what came from these input shapes (a Reshape
-         * that cannot take them, symbols that do not broadcast:
-         * rlx_node_fault); say which shapes, keep the node the passes
-         * named. A value of the model alone stays RLX_ERR_INVALID_MODEL. */
-        char sig[512] = "", sh[128];
-        size_t o = 0;
-        for (size_t j = 0; j < g->n_inputs && o < sizeof sig; j++)
-            o += (size_t)snprintf(sig + o, sizeof sig - o, "%s%s=%s", j ? ", " : "", g->values[g->inputs[j]].name,
-                                  rlx_shape_str(ordered[j]->dims, ordered[j]->rank, sh, sizeof sh));
-        st = rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "the model does not accept the input shapes %s: ", sig);
-    }
-    if (st) {
-        rlx_graph_destroy(g);
-        return st;
-    }
-    *out = g;
-    return RLX_OK;
-}
-
 /* The executable of plan e: the device's kernels, packed weights, arena. */
 static rlx_status compile_backend(rlx_session *s, plan_entry *e, bool progress) {
     if (progress)
@@ -633,38 +589,18 @@ static rlx_status last_exec_ready(rlx_session *s) {
 
 static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e, bool progress) {
     double t0 = rlx_now_seconds();
-    rlx_graph *g;
     rlx_pass_stats ps = { .cfg = s->cfg, .cpu_target = s->be->kind == RLX_DEVICE_CPU };
-    RLX_TRY(specialise(s, ordered, &ps, &g));
+    char why[512];
+    RLX_TRY(rlx_plan_build(s->g, ordered, s->ctl ? s->ctl_in : NULL, s->be, s->host, &ps, why, sizeof why, &e->p));
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;
     e->stats.nodes_fused = ps.fused;
-    char why[512];
-    const char *reason = rlx_plan_needs_eager(g, why, sizeof why);
-    if (reason) {
-        e->eager = true;
-        rlx_graph_destroy(g);
-        e->report = make_report(s, e, reason);
-        e->stats.passes_s = rlx_now_seconds() - t0;
+    e->stats.passes_s = rlx_now_seconds() - t0;
+    e->eager = e->p == NULL;
+    if (e->eager) {
+        e->report = make_report(s, e, why);
         return RLX_OK;
     }
-    /* before the plan allocates them (weights already exist); the values the
-     * model's own nodes make were checked before the fusions already
-     * (rlx_plan_passes), these are the ones the passes made or widened */
-    rlx_status lst = rlx_graph_limit_check(s->cfg, g);
-    if (lst) {
-        rlx_graph_destroy(g);
-        return lst;
-    }
-    RLX_TRY(rlx_plan_create(g, s->be, s->host ? s->host : s->be, &e->p));
-    e->p->mem.no_reuse = s->cfg->no_reuse;
-    e->p->prepack = s->cfg->cpu_prepack;
-    e->p->winograd = s->cfg->cpu_winograd ? (s->cfg->cpu_winograd_f4x4 ? 4 : 2) : 0;
-    RLX_TRY(rlx_plan_memory(e->p));
-    RLX_TRY(rlx_limit_check(s->cfg, "limits.max_arena_bytes", e->p->mem.arena_bytes,
-                            "the activation arena of this plan"));
-    RLX_TRY(rlx_plan_segments(e->p));
-    e->stats.passes_s = rlx_now_seconds() - t0;
     if (!s->cfg->plan_only) RLX_TRY(compile_backend(s, e, progress));
     e->report = make_report(s, e, NULL);
     return RLX_OK;

@@ -27,6 +27,12 @@ struct rlx_backend_exe {
     rlx_tensor **io_out;
 };
 
+/* The backend: the vtable and the configuration its compiles use. */
+typedef struct cpu_backend {
+    rlx_backend base;
+    rlx_cpu_config cfg;
+} cpu_backend;
+
 static rlx_tensor *value_view(struct rlx_backend_exe *e, int v) { return v < 0 ? NULL : &e->views[v]; }
 
 static bool cpu_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) {
@@ -38,7 +44,7 @@ static bool cpu_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n)
 static void cpu_destroy_exe(rlx_backend_exe *e);
 
 static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
-    (void)be;
+    const rlx_cpu_config *cfg = &((const cpu_backend *)be)->cfg;
     *out = NULL;
     struct rlx_backend_exe *e = calloc(1, sizeof *e);
     if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -96,9 +102,9 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
     const rlx_tensor **in = e->io_in;
     for (size_t s = 0; s < p->n_steps; s++) {
         const rlx_node *n = &g->nodes[p->steps[s]];
-        if (!p->prepack || p->step_on[s] != RLX_STEP_CPU) continue;
+        if (!cfg->prepack || p->step_on[s] != RLX_STEP_CPU) continue;
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
-        rlx_status st = rlx_cpu_prepare_node_with(g, n, in, p->winograd, &e->packs[s]);
+        rlx_status st = rlx_cpu_prepare_node_with(g, n, in, cfg->winograd, &e->packs[s]);
         if (st) {
             cpu_destroy_exe(e);
             return st;
@@ -162,11 +168,14 @@ static void cpu_destroy_exe(rlx_backend_exe *e) {
     free(e);
 }
 
-static void cpu_destroy(rlx_backend *be) { free(be); }
+static void cpu_destroy(rlx_backend *be) { free((cpu_backend *)be); }
 
-rlx_status rlx_backend_cpu_create(rlx_backend **out) {
-    rlx_backend *be = calloc(1, sizeof *be);
-    if (!be) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+rlx_status rlx_backend_cpu_create(const rlx_cpu_config *cfg, rlx_backend **out) {
+    *out = NULL;
+    cpu_backend *cb = calloc(1, sizeof *cb);
+    if (!cb) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    cb->cfg = cfg ? *cfg : (rlx_cpu_config){ .prepack = true, .winograd = 0 };
+    rlx_backend *be = &cb->base;
     be->name = "cpu";
     be->kind = RLX_DEVICE_CPU;
     strcpy(be->device_name, "cpu");

@@ -1177,10 +1177,11 @@ static void wg_destroy(rlx_backend *be) {
     free(b);
 }
 
-rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out) {
+rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, const rlx_options *options,
+                                     rlx_backend **out) {
     *out = NULL;
     rlx_config *cfg;
-    RLX_TRY(rlx_config_resolve(NULL, opt, &cfg));
+    RLX_TRY(rlx_config_resolve(options, opt, &cfg));
     rlx_status st = rlx_backend_webgpu_open(device, opt, cfg, out);
     if (st) rlx_config_destroy(cfg);
     else ((wg_backend *)*out)->own_cfg = cfg;

@@ -10,7 +10,9 @@ rlx_status rlx_backend_webgpu_open(const char *device, const rlx_session_options
     return rlx_fail(RLX_ERR_NO_ADAPTER, "device '%s': the WebGPU backend is not built yet", device);
 }
 
-rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out) {
+rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, const rlx_options *options,
+                                     rlx_backend **out) {
+    (void)options;
     return rlx_backend_webgpu_open(device, opt, NULL, out);
 }
 
