@@ -15,6 +15,7 @@
 #include "backend/webgpu/wg_split.h"
 #include "base/tensor.h"
 #include "ir/op.h"
+#include "ir/ops/tensor_geom.h"
 #include "rlx/half.h"
 
 #define CP_MAX_RANK 8
@@ -192,26 +193,18 @@ static rlx_status lower_copy(wg_lower *L) {
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }
 
-/* Transpose-1/13/21: y dims = x dims permuted by perm (default reversed). */
+/* Transpose-1/13/21: y dims = x dims permuted by perm (rlx_transpose_perm). */
 static rlx_status lower_transpose(wg_lower *L) {
     RLX_TRY(check_data(L));
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     int r = x->rank;
     int64_t perm[CP_MAX_RANK];
-    size_t cnt;
-    const int64_t *pv = rlx_attr_ints(L->n, "perm", &cnt);
-    if (pv) {
-        if (cnt != (size_t)r) return wg_decline(L, "perm");
-        for (int i = 0; i < r; i++) perm[i] = pv[i];
-    } else {
-        for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
-    }
+    if (rlx_transpose_perm(L->n, r, perm) != RLX_OK) return wg_decline(L, "perm");
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
     cpy c;
     copy_setup(&c, r, x, xs, y, ys);
     for (int i = 0; i < r; i++) {
-        int p;
-        if (!rlx_norm_axis(perm[i], r, &p)) return wg_decline(L, "perm");
+        int p = (int)perm[i];
         if (y->dims[i] != x->dims[p]) return wg_decline(L, "output shape differs from perm");
         c.dims[i] = (uint64_t)y->dims[i];
         c.ss[i] = xs[p];
