@@ -223,8 +223,8 @@ static rlx_status lower_slice(wg_lower *L) {
     int64_t starts[CP_MAX_RANK], ends[CP_MAX_RANK], axes[CP_MAX_RANK], steps[CP_MAX_RANK];
     size_t ns = 0, ne = 0, na = 0, nst = 0;
     if (n->version < 10) {
-        const int64_t *s = rlx_attr_ints(n, "starts", &ns), *e = rlx_attr_ints(n, "ends", &ne);
-        const int64_t *a = rlx_attr_ints(n, "axes", &na);
+        const int64_t *s = rlx_param_ints(n, "starts", &ns), *e = rlx_param_ints(n, "ends", &ne);
+        const int64_t *a = rlx_param_ints(n, "axes", &na);
         if (!s || !e || ns != ne || ns > CP_MAX_RANK) return wg_decline(L, "starts/ends");
         memcpy(starts, s, ns * 8);
         memcpy(ends, e, ne * 8);
@@ -396,7 +396,7 @@ static rlx_status lower_pad(wg_lower *L) {
     size_t np = 0;
     uint32_t bits = 0, hi = 0;
     if (n->version < 11) {
-        const int64_t *pv = rlx_attr_ints(n, "pads", &np);
+        const int64_t *pv = rlx_param_ints(n, "pads", &np);
         if (!pv || np != (size_t)(2 * r)) return wg_decline(L, "pads");
         memcpy(pads, pv, np * 8);
         float v = rlx_param_float(n, "value");
