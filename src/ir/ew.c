@@ -36,6 +36,12 @@ static float param_default(int fn, int i) {
 
 const rlx_ew_info *rlx_ew_info_of(int fn) { return fn >= 0 && fn < RLX_EW_COUNT ? &k_rows[fn] : NULL; }
 
+int rlx_ew_of_op(rlx_op_id op) {
+    for (int i = 0; i < RLX_EW_COUNT && op != RLX_OP_NONE; i++)
+        if ((k_rows[i].flags & RLX_EW_OP) && k_node_op[i] == op) return i;
+    return -1;
+}
+
 const char *rlx_ew_short_name(int fn) {
     static _Thread_local char names[RLX_EW_COUNT][20]; /* per thread: no race */
     const rlx_ew_info *r = rlx_ew_info_of(fn);
