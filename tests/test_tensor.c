@@ -15,6 +15,7 @@
 
 #include "runtime/model.h"
 #include "runtime/session.h"
+#include "base/log.h"
 #include "ir/ops/tensor_geom.h"
 #include "test_node.h"
 
@@ -285,6 +286,24 @@ static void test_transpose_perm(void) {
     CHECK_FAILS(rlx_transpose_perm(&n, 3, p), RLX_ERR_INVALID_MODEL, "not a permutation of 0..2");
     given[2] = -1;
     CHECK_FAILS(rlx_transpose_perm(&n, 3, p), RLX_ERR_INVALID_MODEL, "(Transpose)");
+}
+
+/* A parameter read by a name that the op's schema lacks is an internal
+ * fault (counted, so that the test programs fail; read as absent in a
+ * release build, an abort in a build without NDEBUG). */
+static void test_param_outside_schema(void) {
+#ifdef NDEBUG
+    rlx_node n = test_make_node("Transpose", 13, 1, 1, NULL, 0);
+    unsigned long before = rlx_internal_fault_count(NULL);
+    test_expect_internal_faults(2);
+    size_t cnt = 7;
+    CHECK(rlx_param_ints(&n, "axes", &cnt) == NULL && cnt == 0);
+    CHECK(rlx_param_int(&n, "axis") == 0);
+    const char *first;
+    CHECK(rlx_internal_fault_count(&first) == before + 2);
+    CHECK_MSG(before || (strstr(first, "node0") && strstr(first, "'axes'")), "first fault: %s", first);
+    CHECK(rlx_param_ints(&n, "perm", &cnt) == NULL && rlx_internal_fault_count(NULL) == before + 2);
+#endif
 }
 
 static void test_transpose(void) {
@@ -1720,6 +1739,7 @@ int main(void) {
     test_reshape();
     test_flatten_identity();
     test_transpose_perm();
+    test_param_outside_schema();
     test_transpose();
     test_squeeze_unsqueeze();
     test_concat();
