@@ -79,8 +79,9 @@ static const gpu_note k_gpu_notes[] = {
       "nearest_mode, antialias (at most 4096 taps per element), exclude_outside; scales (f32 or f64), sizes and "
       "roi constant (8-bit: not tf_crop_and_resize). Source pixels and weights are the CPU's (the ONNX reference's f64 arithmetic), blended in f32." },
     { "GridSample",
-      "f32 X and grid; 1 to 3 spatial dims, every mode (cubic: 2-D), padding_mode and align_corners, in f32 (the CPU "
-      "sums in f64). f16, bf16 and f64 run on the CPU (f16 models in f32 there). Both devices give NaN for a NaN grid "
+      "X and grid f32, or both f16 (f16 needs shader-f16; computed in f32, rounded once); 1 to 3 spatial dims, every "
+      "mode (cubic: 2-D), padding_mode and align_corners, in f32 (the CPU sums in f64). X and grid of two types, bf16 "
+      "and f64 run on the CPU (a CPU plan computes f16 models in f32). Both devices give NaN for a NaN grid "
       "value, 0 / the edge / NaN for an infinite one (zeros / border / reflection); far coordinates reflect by their "
       "exact remainder on both." },
     /* lower_tensor.c */
