@@ -59,8 +59,17 @@ extern int rlx_test_checks;
         }                                                                                \
     } while (0)
 
+/* Internal faults of the library (src/base/log.h rlx_internal_fault: a
+ * broken internal contract, such as a parameter read by a name its op's
+ * schema lacks) beyond the ones a test provoked on purpose: prints the
+ * first and returns 1, else 0. TEST_MAIN_END counts it as a failure. */
+int test_internal_faults(void);
+/* A test that provokes n internal faults on purpose says so first. */
+void test_expect_internal_faults(unsigned long n);
+
 #define TEST_MAIN_END()                                                                    \
     do {                                                                                   \
+        rlx_test_failures += test_internal_faults();                                       \
         fprintf(stderr, "%s: %d checks, %d failed\n", __FILE__, rlx_test_checks, rlx_test_failures); \
         return rlx_test_failures ? 1 : 0;                                                  \
     } while (0)

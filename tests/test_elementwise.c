@@ -2,7 +2,10 @@
  * random inputs with broadcasting. */
 #include "test.h"
 
+#include "ir/ew.h"
 #include "ir/ew_math.h"
+#include "ir/op.h"
+#include "test_node.h"
 
 static void test_add_broadcast(void) {
     int64_t da[4] = { 2, 3, 4, 5 }, db[2] = { 4, 1 };
@@ -243,6 +246,30 @@ static void test_clip_versions(void) {
     rlx_tensor_destroy(thi);
 }
 
+/* Parameter defaults are written once, in the op's schema row: Clip before
+ * version 11 without max (min) resolves it to the schema's +FLT_MAX
+ * (-FLT_MAX), which a fused Clip (chains, epilogues, the GPU's unary
+ * kernel) reads through rlx_ew_resolve; and no vocabulary row of a
+ * function that is an op restates a default (they write 0). */
+static void test_ew_param_defaults(void) {
+    rlx_node_attr lo = { .name = "min", .type = RLX_ATTR_FLOAT, .f = -0.5f };
+    rlx_node n = test_make_node("Clip", 6, 1, 1, &lo, 1);
+    rlx_ew_call f;
+    CHECK(rlx_ew_resolve(NULL, &n, &f) && f.kind == RLX_EW_CLIP);
+    CHECK_MSG(f.alpha == -0.5f && f.beta == 3.402823466e+38f, "Clip-6 min only: bounds %g, %g", f.alpha, f.beta);
+    rlx_node_attr hi = { .name = "max", .type = RLX_ATTR_FLOAT, .f = 2.0f };
+    n = test_make_node("Clip", 6, 1, 1, &hi, 1);
+    CHECK(rlx_ew_resolve(NULL, &n, &f) && f.kind == RLX_EW_CLIP);
+    CHECK_MSG(f.alpha == -3.402823466e+38f && f.beta == 2.0f, "Clip-6 max only: bounds %g, %g", f.alpha, f.beta);
+    for (int i = 0; i < RLX_EW_COUNT; i++) {
+        const rlx_ew_info *r = rlx_ew_info_of(i);
+        if (!r->name[0] || !rlx_op_find("", r->name)) continue;
+        for (int p = 0; p < 2; p++)
+            CHECK_MSG(!r->param[p] || r->dflt[p] == 0.0f, "vocabulary row %s restates the default of %s (%g)", r->id,
+                      r->param[p], r->dflt[p]);
+    }
+}
+
 /* Large enough to be split across the worker threads: broadcasting rows
  * ([6,33,257] with [33,1] and with [257]) and a unary op, against values
  * computed here element by element (Sigmoid by its f32 definition, the
@@ -407,6 +434,7 @@ int main(void) {
     test_shape_mismatch();
     test_unknown_op();
     test_clip_versions();
+    test_ew_param_defaults();
     test_parallel_split();
     test_activation_nan();
     test_relu_nan_split();

@@ -15,6 +15,9 @@
 
 #include "runtime/model.h"
 #include "runtime/session.h"
+#include "base/log.h"
+#include "ir/ops/tensor_geom.h"
+#include "test_node.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -262,6 +265,45 @@ static rlx_tensor *ref_transpose(const rlx_tensor *x, const int *perm) {
         memcpy(ebytes(y, flat(x->rank, od, o)), ebytes(x, i), es);
     }
     return y;
+}
+
+/* Transpose's permutation, the one resolver that inference, the CPU
+ * kernel, the WebGPU lowering and fuse_attention read: the reversed axes
+ * without perm, the given perm, refusals naming the node. */
+static void test_transpose_perm(void) {
+    int64_t p[RLX_MAX_RANK];
+    rlx_node n = test_make_node("Transpose", 13, 1, 1, NULL, 0);
+    CHECK_OK(rlx_transpose_perm(&n, 4, p));
+    CHECK(p[0] == 3 && p[1] == 2 && p[2] == 1 && p[3] == 0);
+    CHECK_OK(rlx_transpose_perm(&n, 0, p));
+    int64_t given[3] = { 1, 2, 0 };
+    rlx_node_attr a = { .name = "perm", .type = RLX_ATTR_INTS, .n = 3, .ints = given };
+    n = test_make_node("Transpose", 13, 1, 1, &a, 1);
+    CHECK_OK(rlx_transpose_perm(&n, 3, p));
+    CHECK(p[0] == 1 && p[1] == 2 && p[2] == 0);
+    CHECK_FAILS(rlx_transpose_perm(&n, 2, p), RLX_ERR_INVALID_MODEL, "perm has 3 entries for an input of rank 2");
+    given[2] = 1;
+    CHECK_FAILS(rlx_transpose_perm(&n, 3, p), RLX_ERR_INVALID_MODEL, "not a permutation of 0..2");
+    given[2] = -1;
+    CHECK_FAILS(rlx_transpose_perm(&n, 3, p), RLX_ERR_INVALID_MODEL, "(Transpose)");
+}
+
+/* A parameter read by a name that the op's schema lacks is an internal
+ * fault (counted, so that the test programs fail; read as absent in a
+ * release build, an abort in a build without NDEBUG). */
+static void test_param_outside_schema(void) {
+#ifdef NDEBUG
+    rlx_node n = test_make_node("Transpose", 13, 1, 1, NULL, 0);
+    unsigned long before = rlx_internal_fault_count(NULL);
+    test_expect_internal_faults(2);
+    size_t cnt = 7;
+    CHECK(rlx_param_ints(&n, "axes", &cnt) == NULL && cnt == 0);
+    CHECK(rlx_param_int(&n, "axis") == 0);
+    const char *first;
+    CHECK(rlx_internal_fault_count(&first) == before + 2);
+    CHECK_MSG(before || (strstr(first, "node0") && strstr(first, "'axes'")), "first fault: %s", first);
+    CHECK(rlx_param_ints(&n, "perm", &cnt) == NULL && rlx_internal_fault_count(NULL) == before + 2);
+#endif
 }
 
 static void test_transpose(void) {
@@ -1696,6 +1738,8 @@ int main(void) {
     test_shape_overflow_rule();
     test_reshape();
     test_flatten_identity();
+    test_transpose_perm();
+    test_param_outside_schema();
     test_transpose();
     test_squeeze_unsqueeze();
     test_concat();

@@ -5,10 +5,24 @@
 #include "test.h"
 #include "test_node.h"
 
+#include "base/log.h"
 #include "ir/op.h"
 
 int rlx_test_failures = 0;
 int rlx_test_checks = 0;
+
+static unsigned long g_expected_faults;
+
+void test_expect_internal_faults(unsigned long n) { g_expected_faults += n; }
+
+int test_internal_faults(void) {
+    const char *first;
+    unsigned long n = rlx_internal_fault_count(&first);
+    if (n == g_expected_faults) return 0;
+    fprintf(stderr, "%lu internal fault(s) in rlx where the test expected %lu (src/base/log.h), the first: %s\n", n,
+            g_expected_faults, first);
+    return 1;
+}
 
 static uint64_t g_state = 0x9E3779B97F4A7C15ull;
 

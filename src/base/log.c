@@ -7,6 +7,7 @@
 #include "base/escape.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,4 +116,28 @@ void rlx_log_stream(rlx_log_level level, void (*write)(FILE *f, const void *arg)
     }
     free(text);
     fclose(f);
+}
+
+static atomic_ulong g_faults;
+static atomic_flag g_fault_kept = ATOMIC_FLAG_INIT;
+static char g_first_fault[512];
+
+void rlx_internal_fault(const char *fmt, ...) {
+    char msg[sizeof g_first_fault];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!atomic_flag_test_and_set(&g_fault_kept)) memcpy(g_first_fault, msg, sizeof msg);
+    atomic_fetch_add(&g_faults, 1);
+    rlx_log(RLX_LOG_WARNING, "internal fault (a bug in rlx, please report it): %s", msg);
+#ifndef NDEBUG
+    abort();
+#endif
+}
+
+unsigned long rlx_internal_fault_count(const char **first) {
+    unsigned long n = atomic_load(&g_faults);
+    if (first) *first = n ? g_first_fault : "";
+    return n;
 }

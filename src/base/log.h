@@ -19,4 +19,18 @@ void rlx_log(rlx_log_level level, const char *fmt, ...) RLX_PRINTF(2, 3);
  * message of `level`. */
 void rlx_log_stream(rlx_log_level level, void (*write)(FILE *f, const void *arg), const void *arg);
 
+/* An internal contract broken inside rlx: a programming error that no
+ * model or caller can cause (a parameter read by a name its op's schema
+ * lacks, graph.c). Logged as a warning and counted, and the caller goes on
+ * as it did before the check (a release build runs as before); a build
+ * without NDEBUG (CMAKE_BUILD_TYPE Debug) aborts after the message. The
+ * test programs fail while the count is not what they expect
+ * (tests/test.h TEST_MAIN_END, backend-ops), so a fault fails the test
+ * suite. */
+void rlx_internal_fault(const char *fmt, ...) RLX_PRINTF(1, 2);
+
+/* How many internal faults this process has had; *first (when not NULL)
+ * receives the first one's message ("" when none). */
+unsigned long rlx_internal_fault_count(const char **first);
+
 #endif

@@ -16,15 +16,6 @@ static const rlx_ew_info k_rows[RLX_EW_COUNT] = {
 #undef RLX_EW_ROW_
 };
 
-/* The op of each row of KIND OP (RLX_OP_NONE for the others): such rows
- * take their parameter defaults from the op's schema row, where they are
- * written once. */
-static const rlx_op_id k_row_op[RLX_EW_COUNT] = {
-#define RLX_EW_OP_(id, kind, name, ...) RLX_EW_KIND_##kind(RLX_OP_##name +) RLX_OP_NONE,
-    RLX_EW_FUNCS(RLX_EW_OP_)
-#undef RLX_EW_OP_
-};
-
 /* The op a node has to be for rlx_ew_resolve to take it as the row (rows
  * of KIND OP and FN; RLX_OP_NONE for NONE rows). */
 static const rlx_op_id k_node_op[RLX_EW_COUNT] = {
@@ -33,16 +24,23 @@ static const rlx_op_id k_node_op[RLX_EW_COUNT] = {
 #undef RLX_EW_NODE_OP_
 };
 
-/* Default of parameter i of function fn: the op schema's for rows of KIND
- * OP (also when an RNN gate names the function), else the row's. */
+/* Default of parameter i of function fn: the op schema's for rows with an
+ * op (KIND OP and FN; also when an RNN gate names the function), where it
+ * is written once; the row's for functions that are no op (NONE). */
 static float param_default(int fn, int i) {
-    const rlx_op_def *def = k_row_op[fn] != RLX_OP_NONE ? rlx_op_get(k_row_op[fn]) : NULL;
+    const rlx_op_def *def = k_node_op[fn] != RLX_OP_NONE ? rlx_op_get(k_node_op[fn]) : NULL;
     for (int a = 0; def && a < RLX_MAX_OP_ATTRS && def->attrs[a].name; a++)
         if (strcmp(def->attrs[a].name, k_rows[fn].param[i]) == 0 && def->attrs[a].has_default) return def->attrs[a].f;
     return k_rows[fn].dflt[i];
 }
 
 const rlx_ew_info *rlx_ew_info_of(int fn) { return fn >= 0 && fn < RLX_EW_COUNT ? &k_rows[fn] : NULL; }
+
+int rlx_ew_of_op(rlx_op_id op) {
+    for (int i = 0; i < RLX_EW_COUNT && op != RLX_OP_NONE; i++)
+        if ((k_rows[i].flags & RLX_EW_OP) && k_node_op[i] == op) return i;
+    return -1;
+}
 
 const char *rlx_ew_short_name(int fn) {
     static _Thread_local char names[RLX_EW_COUNT][20]; /* per thread: no race */

@@ -119,6 +119,11 @@ typedef struct rlx_ew_info {
 /* The row of fn, or NULL for a code outside the vocabulary. */
 const rlx_ew_info *rlx_ew_info_of(int fn);
 
+/* The row of KIND OP that op computes (a standalone function of the
+ * vocabulary, which the generic unary kernels run), or -1 for any other
+ * op. */
+int rlx_ew_of_op(rlx_op_id op);
+
 /* The lower-case name of fn for reports ("hardsigmoid", "gelu_tanh"). */
 const char *rlx_ew_short_name(int fn);
 

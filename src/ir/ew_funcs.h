@@ -32,8 +32,9 @@
  *          nodes of this version or later
  *   P0, D0 the attribute name and default of parameter 0 (p0, WGSL $a),
  *   P1, D1 and of parameter 1 (p1, $b); NULL when the function has none.
- *          Rows of KIND OP write 0: their defaults are the op schema's
- *          (src/ir/ops/ops_elementwise.def), also for RNN gates.
+ *          Rows with an op (KIND OP and FN) write 0: their defaults are
+ *          the op schema's (src/ir/ops/ops_elementwise.def: Clip's min
+ *          and max before version 11), also for RNN gates.
  *          RNN activations take activation_alpha for p0, activation_beta
  *          for p1.
  *   F64    the reference in double of x, y, c, p0, p1
@@ -68,7 +69,7 @@
      * NaN passes through, a tie keeps x); the resolver reads inputs 1, 2 \
      * from version 11 */ \
     X(CLIP, FN, Clip, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_CHEAP, 6, \
-      "min", -3.402823466e+38f, "max", 3.402823466e+38f, \
+      "min", 0, "max", 0, \
       rlx_ew_clamp(x, p0, p1), rlx_ew_clampf(x, p0, p1), "clamp_($x, $a, $b)") \
     X(HARDSIGMOID, OP, HardSigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE | RLX_EW_CHEAP, 6, \
       "alpha", 0, "beta", 0, \

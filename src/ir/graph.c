@@ -808,11 +808,14 @@ rlx_status rlx_node_resolve_params(rlx_node *n) {
     return RLX_OK;
 }
 
-/* The schema slot `name` of the node's op, or -1. */
+/* The schema slot `name` of the node's op, or -1. Every read names an
+ * attribute of the node's op: a name that its schema lacks is a bug of the
+ * reader (rlx_internal_fault, which fails the tests) and reads as absent. */
 static int param_slot(const rlx_node *n, const char *name) {
-    if (!n->params) return -1;
-    for (int k = 0; k < RLX_MAX_OP_ATTRS && n->def->attrs[k].name; k++)
-        if (strcmp(n->def->attrs[k].name, name) == 0) return k;
+    const rlx_op_def *d = n->def;
+    for (int k = 0; d && k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++)
+        if (strcmp(d->attrs[k].name, name) == 0) return n->params ? k : -1;
+    rlx_internal_fault("%s: parameter '%s' read, which the op's attribute schema lacks", rlx_node_desc(n), name);
     return -1;
 }
 

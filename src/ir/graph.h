@@ -300,8 +300,9 @@ const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count)
 
 /* Parameters: the node's schema attributes, given or defaulted (the
  * default is written once, in the op's schema row). `name` must be in the
- * schema of the node's op; a name that is not reads as absent (0, NULL).
- * Slot k of the schema is also n->params[k]. */
+ * schema of the node's op: a name that is not is an internal fault
+ * (base/log.h: the test programs fail; a release build reads it as
+ * absent, 0 or NULL). Slot k of the schema is also n->params[k]. */
 const rlx_node_attr *rlx_param(const rlx_node *n, const char *name);
 int64_t rlx_param_int(const rlx_node *n, const char *name);
 float rlx_param_float(const rlx_node *n, const char *name);

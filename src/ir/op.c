@@ -203,22 +203,7 @@ bool rlx_op_attr_elsewhere(const rlx_op_def *def, const char *name, int *since, 
 
 /* ------------------------------------------------------------ strings */
 
-/* Ops that take string tensors: their CPU kernels move elements by size
- * (rlx_dtype_size), which copies the element pointers unchanged, and
- * their ONNX type constraints admit tensor(string); StringNormalizer reads
- * the strings. Every other op refuses string values at shape inference. */
-static const char *const k_string_ops[] = {
-    "Compress", "Concat", "Constant", "DepthToSpace", "Expand", "Flatten", "Gather", "GatherElements", "GatherND",
-    "Identity", "Reshape", "ReverseSequence", "Shape", "Size", "Slice", "SpaceToDepth", "Split", "Squeeze",
-    "StringNormalizer", "Tile", "Transpose", "Unsqueeze", "Where",
-};
-
-bool rlx_op_takes_strings(const rlx_op_def *def) {
-    if (!def || (def->domain && *def->domain)) return false;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(k_string_ops); i++)
-        if (strcmp(k_string_ops[i], def->name) == 0) return true;
-    return false;
-}
+bool rlx_op_takes_strings(const rlx_op_def *def) { return def && (def->flags & RLX_OP_STRINGS); }
 
 /* A string value where the op takes none: refused, naming node and value.
  * The wording keeps "element type string" (the conformance runner counts

@@ -79,6 +79,12 @@ enum {
     RLX_OP_CONTROL_FLOW = 1u << 2,
     /* Never constant-folded (random ops). */
     RLX_OP_NO_FOLD = 1u << 3,
+    /* Takes string tensors on its inputs and outputs (rlx_op_takes_strings):
+     * a data-movement op whose ONNX type constraints admit tensor(string)
+     * and whose CPU kernel moves elements by size (rlx_dtype_size, so the
+     * element pointers are copied unchanged), or an op that reads strings
+     * (StringNormalizer). */
+    RLX_OP_STRINGS = 1u << 4,
 };
 
 #define RLX_MAX_OP_VERSIONS 12
@@ -145,10 +151,10 @@ size_t rlx_op_count(void);
 const rlx_op_def *rlx_op_at(size_t i);
 
 /* Whether the op accepts string tensors (RLX_DTYPE_STRING) on its inputs
- * and outputs: the data-movement ops whose ONNX type constraints admit
- * tensor(string) and whose CPU kernels copy elements by size, and
- * StringNormalizer. rlx_infer_node refuses string values on any other op
- * (RLX_ERR_UNSUPPORTED naming node, value and op). */
+ * and outputs: its row has RLX_OP_STRINGS (the data-movement ops whose
+ * ONNX type constraints admit tensor(string) and whose CPU kernels copy
+ * elements by size, and StringNormalizer). rlx_infer_node refuses string
+ * values on any other op (RLX_ERR_UNSUPPORTED naming node, value and op). */
 bool rlx_op_takes_strings(const rlx_op_def *def);
 
 /* Runs the op's shape inference on node `node_id` and checks the result.

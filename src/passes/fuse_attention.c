@@ -34,6 +34,7 @@
 #include "ir/ops/act.h"
 #include "ir/ops/internal_ops.h"
 #include "ir/ops/reduce_geom.h"
+#include "ir/ops/tensor_geom.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
 
@@ -64,15 +65,7 @@ static const rlx_node *transpose_of(const rlx_graph *g, int v, int r, rlx_dtype 
     if (!t || !rlx_fuse_is(t, RLX_OP_Transpose) || t->n_in != 1 || t->n_out != 1) return NULL;
     const rlx_value *x = &g->values[t->in[0]];
     if (!typed_static(x, dt) || x->rank != r) return NULL;
-    size_t np;
-    const int64_t *p = rlx_param_ints(t, "perm", &np);
-    if (p) {
-        if (np != (size_t)r) return NULL;
-        memcpy(perm, p, (size_t)r * sizeof(int64_t));
-    } else { /* default: reverse the axes */
-        for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
-    }
-    return t;
+    return rlx_transpose_perm(t, r, perm) == RLX_OK ? t : NULL;
 }
 
 static bool swaps_last_two(const int64_t *perm, int r) {

@@ -654,6 +654,9 @@ static const bo_op k_ops[] = {
     { "GatherND", gen_move16, NULL, EXACT16 },
     { "CumSum", gen_move16, NULL, ROWS16 },
     { "Resize", gen_resize16, NULL, ROWS16 },
+    /* cases_nn.c's cases on f16 X and grid (the kernel's T = f16 instance: grid values widened
+     * to f32 exactly, f32 coordinates, weights and sums, Y rounded once; the CPU sums in f64) */
+    { "GridSample", bo_gen_gridsample, &(const rlx_dtype){ F16 }, ULP16 },
     { "Less", gen_logic16, NULL, EXACT16 },
     { "Equal", gen_logic16, NULL, EXACT16 },
     { "Where", gen_logic16, NULL, EXACT16 },

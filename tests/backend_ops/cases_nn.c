@@ -1087,10 +1087,11 @@ static void gen_resize(bo_ctx *ctx, const void *arg) {
  * linear on 3-D (and a few 1-D), odd sizes, C > 4, N = 2, grid values in
  * [-1.3, 1.3] ([-3.5, 3.5] every third case: reflection several periods
  * out); every fifth case puts NaN, +-inf and far finite values (1e12: past
- * 2^30 pixels, where both devices reflect by the exact remainder) into the
- * grid. Nearest copies a pixel: exact. */
-static void gen_gridsample(bo_ctx *ctx, const void *arg) {
-    (void)arg;
+ * 2^30 pixels, where both devices reflect by the exact remainder; +inf in
+ * f16) into the grid. Nearest copies a pixel: exact. arg: the dtype of X
+ * and grid (NULL: f32; the f16 family's row passes f16). */
+void bo_gen_gridsample(bo_ctx *ctx, const void *arg) {
+    rlx_dtype dt = arg ? *(const rlx_dtype *)arg : RLX_DTYPE_F32;
     static const char *const k_mode[] = { "nearest", "linear", "cubic" };
     static const char *const k_pad[] = { "zeros", "border", "reflection" };
     int n = bo_full(ctx) ? 144 : 36;
@@ -1109,15 +1110,16 @@ static void gen_gridsample(bo_ctx *ctx, const void *arg) {
         }
         gs.d[r + 1] = r;
         double far = i % 3 == 2 ? 3.5 : 1.3;
-        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
-        rlx_tensor *g = bo_rand(RLX_DTYPE_F32, gs.rank, gs.d, -far, far);
+        rlx_tensor *x = bo_rand(dt, xs.rank, xs.d, -4, 4);
+        rlx_tensor *g = bo_rand(dt, gs.rank, gs.d, -far, far);
         size_t ng = (size_t)bo_numel(&gs);
         if (i % 5 == 4) {
             static const double k_special[] = { NAN, INFINITY, -INFINITY, 1e12, -1e12, 1e6 };
             for (size_t k = 0; k < ng && k < BO_LEN(k_special) * 3; k += 3) bo_set(g, k, k_special[k / 3]);
         }
         char sx[96], sg[96];
-        bo_desc(c, "GridSample x%s grid%s mode=%s padding_mode=%s align_corners=%d%s", bo_shape_str(xs.rank, xs.d, sx, 96),
+        bo_desc(c, "GridSample%s x%s grid%s mode=%s padding_mode=%s align_corners=%d%s",
+                dt == RLX_DTYPE_F32 ? "" : dt == RLX_DTYPE_F16 ? " f16" : " ?", bo_shape_str(xs.rank, xs.d, sx, 96),
                 bo_shape_str(gs.rank, gs.d, sg, 96), k_mode[mode], k_pad[pad], ac, i % 5 == 4 ? " specials" : "");
         if (mode == 0) c->rtol = c->atol = 0;
         rlx_tensor *in[2] = { x, g };
@@ -1143,7 +1145,7 @@ static const bo_op k_ops[] = {
     { "GlobalAveragePool", gen_global_pool, NULL, 1e-5, 1e-7, "a tree sum in another order" },
     { "BatchNormalization", gen_bn, NULL, 1e-5, 1e-6, "scale and shift folded differently (a few ULP)" },
     { "Resize", gen_resize, NULL, 1e-5, 1e-6, "nearest exact; linear: f32 source coordinates (an ULP of the input length times the data's slope)" },
-    { "GridSample", gen_gridsample, NULL, 1e-5, 2e-5,
+    { "GridSample", bo_gen_gridsample, NULL, 1e-5, 2e-5,
       "nearest exact; linear and cubic: the CPU's f32 coordinates, f32 weights and sums of at most 16 taps (the CPU's f64)" },
 };
 

@@ -1139,7 +1139,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test_backend_ops: no generator matches --op %s (--list)\n", ctx.op_filter);
         return 1;
     }
-    return ctx.failed || gaps ? 1 : 0;
+    int faults = test_internal_faults();
+    return ctx.failed || gaps || faults ? 1 : 0;
 }
 
 /* ------------------------------------------------------------ shapes */

@@ -245,6 +245,10 @@ int64_t bo_numel(const bo_shape *s);
 /* "[2,3,4]" into buf. */
 const char *bo_shape_str(int rank, const int64_t *dims, char *buf, size_t cap);
 
+/* Generators that two families share: GridSample's cases (cases_nn.c) on
+ * f32 (arg NULL) or on the rlx_dtype arg points to (the f16 family). */
+void bo_gen_gridsample(bo_ctx *ctx, const void *arg);
+
 #define BO_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

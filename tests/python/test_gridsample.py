@@ -26,7 +26,8 @@ not 0/1, cubic on 3-D, integer X, a 5-D X at GridSample-16; a batch that
 only the run reveals fails that run (no crash).
 
 GPU runs poison the arena (gpu.poison) and check in the dispatch report
-that GridSample ran on the GPU (f16 runs on the CPU there). Skips (exit
+that GridSample ran on the GPU (f16 too where the adapter has
+shader-f16; without it the CPU runs f16). Skips (exit
 77) while librlx.so is not built."""
 import os
 import sys
@@ -150,7 +151,9 @@ for mode in ("nearest", "linear", "cubic"):
         ok, why = close(y, want, 0 if mode == "nearest" else 5e-5, 2e-5)
         C.check(ok, "reflection ac=1 height 1 %s %s: %s" % (mode, dev, why))
 
-# f16 X and grid: onnxruntime's f32 result on the same values
+# f16 X and grid: onnxruntime's f32 result on the same values; on the GPU's f16 kernel where the
+# adapter has shader-f16
+F16_GPU = any(a.get("shader_f16") for a in rlx.adapters())
 for mode, pad, ac in (("linear", "zeros", 0), ("nearest", "border", 1), ("cubic", "reflection", 0)):
     x = rng.standard_normal((2, 5, 6, 7)).astype(np.float16)
     grid = rng.uniform(-1.3, 1.3, (2, 3, 4, 2)).astype(np.float16)
@@ -159,11 +162,12 @@ for mode, pad, ac in (("linear", "zeros", 0), ("nearest", "border", 1), ("cubic"
     want = run_ort(m32, {"x": x.astype(np.float32), "grid": grid.astype(np.float32)})
     for dev in DEVICES:
         try:
-            y, _ = run_rlx(path, {"x": x, "grid": grid}, dev, want_gpu=False)
+            y, on_gpu = run_rlx(path, {"x": x, "grid": grid}, dev, want_gpu=F16_GPU)
         except rlx.Error as e:
             C.check(False, "f16 %s %s: %s" % (mode, dev, e))
             continue
         C.check(y.dtype == np.float16, "f16 %s %s: dtype %s" % (mode, dev, y.dtype))
+        C.check(on_gpu, "f16 %s %s ac=%d: ran on the GPU (shader-f16)" % (mode, pad, ac))
         ok, why = close(y, want, 4e-3, 4e-3)
         C.check(ok, "f16 %s %s ac=%d %s vs onnxruntime f32: %s" % (mode, pad, ac, dev, why))
 

@@ -1373,7 +1373,7 @@ static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
     if (idx_t && idx_t->dtype != RLX_DTYPE_I64)
         return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "Indices output has dtype %s", rlx_dtype_name(idx_t->dtype));
     int64_t *idx = idx_t ? idx_t->data : NULL;
-    bool col_major = rlx_param_int(k->n, "storage_order") != 0;
+    bool col_major = kind == POOL_MAX && rlx_param_int(k->n, "storage_order") != 0;
     /* Indices: flat index into x; storage_order=1 orders the spatial part
      * column-major (first spatial axis fastest) */
     int64_t cs[3] = { 1, s.in[0], s.in[0] * s.in[1] };

@@ -240,18 +240,12 @@ static rlx_status k_copy(rlx_cpu_kctx *k) {
 static rlx_status k_transpose(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    size_t np;
-    const int64_t *p = rlx_param_ints(k->n, "perm", &np);
+    int64_t p[RLX_MAX_RANK], od[RLX_MAX_RANK];
     int perm[RLX_MAX_RANK];
-    int64_t od[RLX_MAX_RANK];
-    bool seen[RLX_MAX_RANK] = { false };
-    if (p && np != (size_t)x->rank) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "perm does not match rank %d", x->rank);
+    RLX_TRY(rlx_transpose_perm(k->n, x->rank, p));
     for (int a = 0; a < x->rank; a++) {
-        int64_t v = p ? p[a] : x->rank - 1 - a;
-        if (v < 0 || v >= x->rank || seen[v]) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "perm is not a permutation");
-        seen[v] = true;
-        perm[a] = (int)v;
-        od[a] = x->dims[v];
+        perm[a] = (int)p[a];
+        od[a] = x->dims[p[a]];
     }
     RLX_TRY(check_dims(k, y, x->rank, od));
     return permute(k, x->data, y->data, rlx_dtype_size(x->dtype), x->rank, x->dims, perm);

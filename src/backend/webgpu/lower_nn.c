@@ -821,12 +821,13 @@ static rlx_status lower_resize(wg_lower *L) {
 
 /* ------------------------------------------------------------ GridSample */
 
-/* GridSample-16/20/22 on f32 X and grid, 1 to 3 spatial dims, every mode
- * (cubic: 2-D, as the op allows), padding_mode and align_corners:
- * kernels/gridsample.wgsl, one invocation per output point. f16, bf16 and
+/* GridSample-16/20/22 on X and grid of one type, f32 or f16 (computed in
+ * f32, Y rounded once), 1 to 3 spatial dims, every mode (cubic: 2-D, as the
+ * op allows), padding_mode and align_corners: kernels/gridsample.wgsl in
+ * T, one invocation per output point. X and grid of two types, bf16 and
  * f64 data and more spatial dims run on the CPU. */
 static rlx_status lower_gridsample(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "gridsample", 1));
     const rlx_value *x = wg_in(L, 0), *g = wg_in(L, 1), *y = wg_out(L, 0);
     int r = x->rank - 2;
     if (r < 1 || r > 3) return wg_decline(L, "%d spatial dims (the kernel takes 1 to 3)", r);
@@ -852,6 +853,7 @@ static rlx_status lower_gridsample(wg_lower *L) {
     static const int k_pad[] = { [RLX_GS_ZEROS] = GS_ZEROS, [RLX_GS_BORDER] = GS_BORDER,
                                  [RLX_GS_REFLECTION] = GS_REFLECTION };
     wg_dispatch *d = wg_emit(L, "gridsample");
+    d->elem = out_elem(L);
     wg_spec(L, d, "MODE", k_mode[a.mode]);
     wg_spec(L, d, "PAD", k_pad[a.pad]);
     wg_spec(L, d, "ALIGN", a.align_corners);

@@ -1,15 +1,18 @@
 /* When each WebGPU lowering declines: the notes `rlx ops` and docs/ops.md
  * print beside each op (the public catalogue, rlx_op_catalog_get), kept
  * here beside the lowerings they describe. Written by hand, read off the
- * lowering functions (their wg_check_io / wg_value_ok / wg_decline calls);
- * wg_notes_check, run by `rlx ops` and so by the ops_doc test, fails when
- * they and the lowering tables disagree. Built with and without WebGPU
- * (the general conditions are printed either way). */
+ * lowering functions (their wg_check_io / wg_value_ok / wg_decline calls),
+ * except the standalone functions of the elementwise vocabulary, whose one
+ * note comes from their rows (k_unary_note); wg_notes_check, run by `rlx
+ * ops` and so by the ops_doc test, fails when they and the lowering tables
+ * disagree. Built with and without WebGPU (the general conditions are
+ * printed either way). */
 #include <stdio.h>
 #include <string.h>
 
 #include "backend/webgpu/lower_notes.h"
 #include "base/status.h"
+#include "ir/ew.h"
 #include "ir/op.h"
 #ifdef RLX_HAVE_WEBGPU
 #include "backend/webgpu/webgpu.h"
@@ -18,19 +21,22 @@
 /* When each lowering declines, beyond the conditions common to all
  * lowerings (k_gpu_general). `ops` lists op types separated by spaces
  * (domain "" unless prefixed "rlx."); every op with a lowering appears in
- * exactly one entry, and every op listed has a lowering (wg_notes_check).
+ * exactly one entry or has k_unary_note, and every op listed has a
+ * lowering (wg_notes_check).
  * Keep each entry next to what its lower_<family>.c checks. */
 typedef struct gpu_note {
     const char *ops;
     const char *text;
 } gpu_note;
 
+/* The standalone functions of the elementwise vocabulary (rows of KIND OP
+ * with a WGSL expression, src/ir/ew_funcs.h): lower_unary in
+ * lower_elementwise.c, one unary.wgsl dispatch in T = f32 or f16. Their
+ * note comes from the rows, so they are not listed in k_gpu_notes. */
+static const char k_unary_note[] = "f32 or f16 (f16 needs shader-f16; computed in f32, rounded once).";
+
 static const gpu_note k_gpu_notes[] = {
-    /* lower_elementwise.c */
-    { "Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid HardSwish "
-      "LeakyRelu Log Mish Neg Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt "
-      "Swish Tan Tanh ThresholdedRelu rlx.QuantizeDequantize",
-      "f32 or f16 (f16 needs shader-f16; computed in f32, rounded once)." },
+    /* lower_elementwise.c (beside the vocabulary's functions, k_unary_note) */
     { "Clip",
       "f32 or f16 with constant bounds (attributes before Clip-11); f32, f16 or i32 with bounds that are scalars of the "
       "input's dtype (Clip-11 and later, also computed at run time)." },
@@ -73,8 +79,9 @@ static const gpu_note k_gpu_notes[] = {
       "nearest_mode, antialias (at most 4096 taps per element), exclude_outside; scales (f32 or f64), sizes and "
       "roi constant (8-bit: not tf_crop_and_resize). Source pixels and weights are the CPU's (the ONNX reference's f64 arithmetic), blended in f32." },
     { "GridSample",
-      "f32 X and grid; 1 to 3 spatial dims, every mode (cubic: 2-D), padding_mode and align_corners, in f32 (the CPU "
-      "sums in f64). f16, bf16 and f64 run on the CPU (f16 models in f32 there). Both devices give NaN for a NaN grid "
+      "X and grid f32, or both f16 (f16 needs shader-f16; computed in f32, rounded once); 1 to 3 spatial dims, every "
+      "mode (cubic: 2-D), padding_mode and align_corners, in f32 (the CPU sums in f64). X and grid of two types, bf16 "
+      "and f64 run on the CPU (a CPU plan computes f16 models in f32). Both devices give NaN for a NaN grid "
       "value, 0 / the edge / NaN for an infinite one (zeros / border / reflection); far coordinates reflect by their "
       "exact remainder on both." },
     /* lower_tensor.c */
@@ -249,12 +256,19 @@ static void qualified(const char *domain, const char *name, char *buf, size_t ca
     else snprintf(buf, cap, "%s", name);
 }
 
+/* k_unary_note when d is a function of the vocabulary with a WGSL
+ * expression, else NULL. */
+static const char *unary_note(const rlx_op_def *d) {
+    const rlx_ew_info *r = d ? rlx_ew_info_of(rlx_ew_of_op(d->id)) : NULL;
+    return r && r->wgsl ? k_unary_note : NULL;
+}
+
 const char *wg_note_of(const char *domain, const char *name) {
     char q[160];
     qualified(domain, name, q, sizeof q);
     for (size_t i = 0; i < RLX_ARRAY_LEN(k_gpu_notes); i++)
         if (list_has(k_gpu_notes[i].ops, q)) return k_gpu_notes[i].text;
-    return NULL;
+    return unary_note(rlx_op_find(domain, name));
 }
 
 const char *const *wg_general_notes(size_t *out_count) {
@@ -279,15 +293,15 @@ rlx_status wg_notes_check(void) {
         char q[160];
         qualified(d->domain, d->name, q, sizeof q);
         bool gpu = wg_find_lowering(d->domain, d->name) != NULL;
-        size_t hits = 0;
+        size_t hits = unary_note(d) != NULL;
         for (size_t k = 0; k < RLX_ARRAY_LEN(k_gpu_notes); k++) hits += list_has(k_gpu_notes[k].ops, q);
         line[0] = '\0';
         if (gpu && hits == 0)
             snprintf(line, sizeof line, "op %s has a WebGPU lowering but src/backend/webgpu/lower_notes.c "
                      "(k_gpu_notes) does not say when it declines", q);
         else if (hits > 1)
-            snprintf(line, sizeof line, "op %s is listed in %zu entries of k_gpu_notes (src/backend/webgpu/lower_notes.c)",
-                     q, hits);
+            snprintf(line, sizeof line, "op %s is listed in %zu entries of k_gpu_notes (src/backend/webgpu/lower_notes.c)%s",
+                     q, hits, unary_note(d) ? ", one of them its vocabulary row's (k_unary_note)" : "");
         else if (!gpu && hits)
             snprintf(line, sizeof line, "k_gpu_notes (src/backend/webgpu/lower_notes.c) describes op %s, which has no "
                      "WebGPU lowering", q);

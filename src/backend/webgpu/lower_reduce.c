@@ -244,7 +244,7 @@ static rlx_status lower_reduce(wg_lower *L) {
         const rlx_value *a = wg_in(L, 1);
         if (a && !rlx_konst_ints(a, axes, RLX_ARRAY_LEN(axes), &na)) return wg_decline(L, "axes are not constant");
     } else {
-        const int64_t *at = rlx_attr_ints(L->n, "axes", &na);
+        const int64_t *at = rlx_param_ints(L->n, "axes", &na);
         if (na > RLX_ARRAY_LEN(axes)) return wg_decline(L, "too many axes");
         if (na) memcpy(axes, at, na * sizeof *axes);
     }

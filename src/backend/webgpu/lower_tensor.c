@@ -15,6 +15,7 @@
 #include "backend/webgpu/wg_split.h"
 #include "base/tensor.h"
 #include "ir/op.h"
+#include "ir/ops/tensor_geom.h"
 #include "rlx/half.h"
 
 #define CP_MAX_RANK 8
@@ -192,26 +193,18 @@ static rlx_status lower_copy(wg_lower *L) {
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }
 
-/* Transpose-1/13/21: y dims = x dims permuted by perm (default reversed). */
+/* Transpose-1/13/21: y dims = x dims permuted by perm (rlx_transpose_perm). */
 static rlx_status lower_transpose(wg_lower *L) {
     RLX_TRY(check_data(L));
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     int r = x->rank;
     int64_t perm[CP_MAX_RANK];
-    size_t cnt;
-    const int64_t *pv = rlx_attr_ints(L->n, "perm", &cnt);
-    if (pv) {
-        if (cnt != (size_t)r) return wg_decline(L, "perm");
-        for (int i = 0; i < r; i++) perm[i] = pv[i];
-    } else {
-        for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
-    }
+    if (rlx_transpose_perm(L->n, r, perm) != RLX_OK) return wg_decline(L, "perm");
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
     cpy c;
     copy_setup(&c, r, x, xs, y, ys);
     for (int i = 0; i < r; i++) {
-        int p;
-        if (!rlx_norm_axis(perm[i], r, &p)) return wg_decline(L, "perm");
+        int p = (int)perm[i];
         if (y->dims[i] != x->dims[p]) return wg_decline(L, "output shape differs from perm");
         c.dims[i] = (uint64_t)y->dims[i];
         c.ss[i] = xs[p];
@@ -230,8 +223,8 @@ static rlx_status lower_slice(wg_lower *L) {
     int64_t starts[CP_MAX_RANK], ends[CP_MAX_RANK], axes[CP_MAX_RANK], steps[CP_MAX_RANK];
     size_t ns = 0, ne = 0, na = 0, nst = 0;
     if (n->version < 10) {
-        const int64_t *s = rlx_attr_ints(n, "starts", &ns), *e = rlx_attr_ints(n, "ends", &ne);
-        const int64_t *a = rlx_attr_ints(n, "axes", &na);
+        const int64_t *s = rlx_param_ints(n, "starts", &ns), *e = rlx_param_ints(n, "ends", &ne);
+        const int64_t *a = rlx_param_ints(n, "axes", &na);
         if (!s || !e || ns != ne || ns > CP_MAX_RANK) return wg_decline(L, "starts/ends");
         memcpy(starts, s, ns * 8);
         memcpy(ends, e, ne * 8);
@@ -403,7 +396,7 @@ static rlx_status lower_pad(wg_lower *L) {
     size_t np = 0;
     uint32_t bits = 0, hi = 0;
     if (n->version < 11) {
-        const int64_t *pv = rlx_attr_ints(n, "pads", &np);
+        const int64_t *pv = rlx_param_ints(n, "pads", &np);
         if (!pv || np != (size_t)(2 * r)) return wg_decline(L, "pads");
         memcpy(pads, pv, np * 8);
         float v = rlx_param_float(n, "value");

@@ -117,7 +117,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
     RLX_TRY(read_list(n, "strides", nsp, 1, g->stride, 1));
     RLX_TRY(read_list(n, "dilations", nsp, 1, g->dil, 1));
     RLX_TRY(read_list(n, "pads", nsp, 0, pads, 2));
-    RLX_TRY(read_list(n, "output_padding", nsp, 0, g->out_pad, 1));
+    if (kind == RLX_GEOM_CONV_TRANSPOSE) RLX_TRY(read_list(n, "output_padding", nsp, 0, g->out_pad, 1));
     for (int i = 0; i < nsp; i++) {
         if (g->stride[i] < 1 || g->dil[i] < 1)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: strides and dilations must be >= 1", desc);
@@ -134,8 +134,8 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         if (g->k[i] > GEOM_ATTR_MAX) /* a weight dim: its tensor is already large beyond use */
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel dim %d is %lld, above %lld", desc, i,
                             (long long)g->k[i], (long long)GEOM_ATTR_MAX);
-    g->ceil_mode = rlx_param_int(n, "ceil_mode") != 0;
-    g->count_include_pad = rlx_param_int(n, "count_include_pad") != 0;
+    g->ceil_mode = kind == RLX_GEOM_POOL && rlx_param_int(n, "ceil_mode") != 0;
+    g->count_include_pad = n->op == RLX_OP_AveragePool && rlx_param_int(n, "count_include_pad") != 0;
     const char *ap = rlx_param_str(n, "auto_pad");
     bool same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
     bool valid = strcmp(ap, "VALID") == 0;

@@ -2,7 +2,7 @@
  *
  * String tensors (RLX_DTYPE_STRING, include/rlx/rlx.h) hold one
  * `const char *` per element. Besides the ops here, the data-movement ops
- * listed by rlx_op_takes_strings (src/ir/op.c) carry them unchanged. */
+ * whose rows have RLX_OP_STRINGS (ir/op.h) carry them unchanged. */
 #include <string.h>
 
 #include "ir/ops/ops.h"

@@ -257,7 +257,7 @@ static rlx_status infer_flatten(rlx_infer_ctx *c) {
     return set_out_shp(c, 0, x->dtype, &o);
 }
 
-/* Transpose-1/13/21: perm (default: reversed axes). */
+/* Transpose-1/13/21: perm (rlx_transpose_perm: default, reversed axes). */
 static rlx_status infer_transpose(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     size_t np;
@@ -267,17 +267,12 @@ static rlx_status infer_transpose(rlx_infer_ctx *c) {
         if (perm && np > RLX_MAX_RANK) return fail_rank(c, (int64_t)np);
         return out_dyn(c, x->dtype, perm ? (int)np : -1);
     }
-    if (perm && np != (size_t)x->rank)
-        return rlx_ictx_fail(c, "perm has %zu entries for an input of rank %d", np, x->rank);
-    bool seen[RLX_MAX_RANK] = { false };
+    int64_t p[RLX_MAX_RANK];
+    RLX_TRY(rlx_transpose_perm(c->n, x->rank, p));
     o.rank = x->rank;
     for (int i = 0; i < x->rank; i++) {
-        int64_t p = perm ? perm[i] : x->rank - 1 - i;
-        if (p < 0 || p >= x->rank || seen[p])
-            return rlx_ictx_fail(c, "perm is not a permutation of 0..%d", x->rank - 1);
-        seen[p] = true;
-        o.d[i] = x->dims[p];
-        o.s[i] = x->syms[p];
+        o.d[i] = x->dims[p[i]];
+        o.s[i] = x->syms[p[i]];
     }
     return set_out_shp(c, 0, x->dtype, &o);
 }

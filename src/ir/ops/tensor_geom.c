@@ -160,6 +160,23 @@ void rlx_shape_range(const rlx_node *n, int rank, int *s, int *e) {
     *e = (int)b;
 }
 
+rlx_status rlx_transpose_perm(const rlx_node *n, int rank, int64_t *perm) {
+    size_t np;
+    const int64_t *p = rlx_param_ints(n, "perm", &np);
+    if (p && np != (size_t)rank)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: perm has %zu entries for an input of rank %d", rlx_node_desc(n), np,
+                        rank);
+    bool seen[RLX_MAX_RANK] = { false };
+    for (int i = 0; i < rank; i++) {
+        int64_t a = p ? p[i] : rank - 1 - i;
+        if (a < 0 || a >= rank || seen[a])
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: perm is not a permutation of 0..%d", rlx_node_desc(n), rank - 1);
+        seen[a] = true;
+        perm[i] = a;
+    }
+    return RLX_OK;
+}
+
 rlx_status rlx_range_count(const rlx_node *n, bool is_float, double fs, double fl, double fd, int64_t is, int64_t il,
                            int64_t id, int64_t *count) {
     *count = 0;

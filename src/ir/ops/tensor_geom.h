@@ -72,6 +72,14 @@ void rlx_shape_range(const rlx_node *n, int rank, int *s, int *e);
 rlx_status rlx_range_count(const rlx_node *n, bool is_float, double fs, double fl, double fd, int64_t is, int64_t il,
                            int64_t id, int64_t *count);
 
+/* Transpose (ONNX Transpose-1/13/21): the permutation of an input of rank
+ * `rank` (0..RLX_MAX_RANK): the node's perm, or the reversed axes when it
+ * has none (ONNX's default, written only here). Fills perm[rank]: output
+ * axis i is input axis perm[i].
+ * errors: RLX_ERR_INVALID_MODEL (perm has another count than rank, or is
+ *         not a permutation of 0..rank-1). */
+rlx_status rlx_transpose_perm(const rlx_node *n, int rank, int64_t *perm);
+
 /* a * b for dims >= 0, false on int64 overflow. */
 bool rlx_dim_mul(int64_t a, int64_t b, int64_t *out);
 

@@ -1,5 +1,6 @@
-// GridSample (ONNX GridSample-16/20/22), f32: X [N, C, D1..Dr] sampled at
-// grid [N, O1..Or, r] into Y [N, C, O1..Or], r = R in 1..3; MODE nearest,
+// GridSample (ONNX GridSample-16/20/22), X, grid and Y of one type T (f32
+// or f16: loaded as f32, Y rounded once at the store): X [N, C, D1..Dr]
+// sampled at grid [N, O1..Or, r] into Y [N, C, O1..Or], r = R in 1..3; MODE nearest,
 // linear or cubic (r = 2), PAD zeros, border or reflection, ALIGN
 // (align_corners). The CPU's semantics (ir/ops/gridsample.h: onnxruntime's
 // coordinate x = ((g + 1) * len - 1) / 2 or (g + 1) / 2 * (len - 1) in f32,
@@ -7,19 +8,21 @@
 // index), computed in f32 with the weights of each tap (the CPU: f64).
 // One invocation per output point (n, o): its taps and the corner list
 // (at most 16 offsets and weights) once, then every channel's sum.
-// Special grid values by bits, before any arithmetic (a driver may assume
+// Special grid values by bits (an f16 value widened to f32 first, which is
+// exact and keeps NaN and +-inf), before any arithmetic (a driver may assume
 // no NaN or infinity): NaN gives NaN in every channel, +-inf reads 0
 // (zeros), the edge (border) or NaN (reflection). Coordinates of 2^30 or
 // more (integers in f32): zeros reads 0, border the edge (as any far
 // coordinate), reflection the pixel of their exact remainder (mod_big), as
 // the CPU's fmod.
-// Params: x_off, g_off, y_off (G and Y as u32 words), npts (N * O), c,
+// Params: x_off, g_off, y_off (elements of T), npts (N * O), c,
 // opts (O, points of one image), plane (D1 * .. * Dr), in_len and
 // in_stride (the spatial dims of X and their strides in a plane, in
 // order, unused entries 1).
 //!params x_off: u32, g_off: u32, y_off: u32, npts: u32, c: u32, opts: u32, plane: u32,
 //!params in_len: vec4<u32>, in_stride: vec4<u32>
-//!bind X: array<f32>, G: array<u32>, Y: array<u32>
+//!elem f32 f16
+//!bind X: array<T>, G: array<T>, Y: array<T>
 //!include codes
 override MODE: u32 = 0u;
 override PAD: u32 = 0u;
@@ -84,7 +87,7 @@ fn mod_big(x: f32, p: u32) -> u32 {
     var outside = false;
     for (var d = 0u; d < R; d = d + 1u) {
         let len = i32(P.in_len[d]);
-        let bits = G[P.g_off + i * R + (R - 1u - d)]; // grid[..., 0] is the innermost dim
+        let bits = bitcast<u32>(f32(G[P.g_off + i * R + (R - 1u - d)])); // grid[..., 0] is the innermost dim
         let mag = bits & 0x7fffffffu;
         if (mag > 0x7f800000u) { nan_pt = true; break; }
         var x = 0.0;
@@ -153,7 +156,7 @@ fn mod_big(x: f32, p: u32) -> u32 {
     }
     let yb = P.y_off + n * P.c * P.opts + o;
     if (nan_pt || outside) {
-        let v = select(0u, 0x7fc00000u, nan_pt); // a quiet NaN's bits (Y is bound as words), or 0
+        let v = T(bitcast<f32>(select(0u, 0x7fc00000u, nan_pt))); // a quiet NaN (no constant: its bits at run time), or 0
         for (var c = 0u; c < P.c; c = c + 1u) { Y[yb + c * P.opts] = v; }
         return;
     }
@@ -186,7 +189,7 @@ fn mod_big(x: f32, p: u32) -> u32 {
     for (var c = 0u; c < P.c; c = c + 1u) {
         let xc = xb + c * P.plane;
         var acc = 0.0;
-        for (var k = 0u; k < nc; k = k + 1u) { acc = acc + cw[k] * X[xc + u32(co[k])]; }
-        Y[yb + c * P.opts] = bitcast<u32>(acc);
+        for (var k = 0u; k < nc; k = k + 1u) { acc = acc + cw[k] * f32(X[xc + u32(co[k])]); }
+        Y[yb + c * P.opts] = T(acc);
     }
 }
