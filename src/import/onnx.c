@@ -2166,6 +2166,23 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
 
 /* ------------------------------------------------------------ models */
 
+/* True when the model imports com.microsoft and no other domain (not even
+ * the default one) and its nodes are all of that domain: onnxruntime runs
+ * such a model, whose contrib ops rlx expands into default-domain nodes at
+ * RLX_CONTRIB_OPSET. */
+static bool contrib_only(const Onnx__ModelProto *mp) {
+    if (!mp->n_opset_import || !mp->opset_import || !mp->graph) return false;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        if (!os || !os->domain || strcmp(os->domain, "com.microsoft") != 0) return false;
+    }
+    const Onnx__GraphProto *gp = mp->graph;
+    for (size_t i = 0; i < gp->n_node; i++)
+        if (!gp->node || !gp->node[i] || !gp->node[i]->domain || strcmp(gp->node[i]->domain, "com.microsoft") != 0)
+            return false;
+    return true;
+}
+
 /* The default-domain opset a model imports. */
 static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
     bool have = false;
@@ -2184,6 +2201,10 @@ static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
         opset = RLX_ONNX_TRAINING_OPSET;
         have = true;
     }
+    if (!have && contrib_only(mp)) { /* only com.microsoft ops, which expand into default-domain ones */
+        opset = RLX_CONTRIB_OPSET;
+        have = true;
+    }
     if (!have) {
         /* IR versions 1 and 2 had no opset_import: such models use opset 1 */
         if (mp->has_ir_version && mp->ir_version >= 1 && mp->ir_version < 3)
@@ -2199,6 +2220,20 @@ static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
             if (os && os->domain && *os->domain)
                 o += (size_t)snprintf(domains + o, sizeof domains - o, "%s%s-%lld", o ? ", " : "", os->domain,
                                       (long long)os->version);
+        }
+        /* com.microsoft alone, but a node of another domain (contrib_only) */
+        const Onnx__GraphProto *gp = mp->graph;
+        bool ms_only = o && mp->n_opset_import == 1 && strncmp(domains, "com.microsoft-", 14) == 0;
+        for (size_t i = 0; ms_only && gp && gp->node && i < gp->n_node; i++) {
+            const Onnx__NodeProto *np = gp->node[i];
+            if (np && np->op_type && (!np->domain || strcmp(np->domain, "com.microsoft") != 0))
+                return rlx_fail(RLX_ERR_INVALID_MODEL,
+                                "node '%s' (%s) is of %s%s%s, which the model does not import (its opset_import lists "
+                                "only %s)",
+                                np->name ? np->name : "", np->op_type,
+                                is_default_domain(np->domain) ? "the default ONNX domain" : "domain '",
+                                is_default_domain(np->domain) ? "" : np->domain,
+                                is_default_domain(np->domain) ? "" : "'", domains);
         }
         if (o)
             return rlx_fail(RLX_ERR_UNSUPPORTED,

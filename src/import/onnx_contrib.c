@@ -34,7 +34,6 @@
 #include "ir/ops/ops.h"
 #include "ir/ops/quant_params.h"
 
-#define RLX_CONTRIB_OPSET 21
 #define MS "com.microsoft"
 #define MAX_CATTRS 10
 
@@ -2410,11 +2409,15 @@ rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, con
     if (n_in < def->min_in || (def->max_in >= 0 && n_in > def->max_in))
         return def->max_in < 0 ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected at least %d", label, n_in,
                                           def->min_in)
-                               : rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d to %d", label, n_in,
-                                          def->min_in, def->max_in);
+               : def->min_in == def->max_in
+                   ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d", label, n_in, def->min_in)
+                   : rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d to %d", label, n_in, def->min_in,
+                              def->max_in);
     if (n_out < def->min_out || n_out > def->max_out)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d outputs, expected %d to %d", label, n_out, def->min_out,
-                        def->max_out);
+        return def->min_out == def->max_out
+                   ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d outputs, expected %d", label, n_out, def->min_out)
+                   : rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d outputs, expected %d to %d", label, n_out,
+                              def->min_out, def->max_out);
     RLX_TRY(check_attrs(&c));
     for (int i = 0; i < n_in; i++) /* the dtypes and shapes the new nodes' inference reads */
         if (in[i] >= 0) RLX_TRY(need(&c, in[i]));

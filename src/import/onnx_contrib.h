@@ -18,6 +18,11 @@
 
 #include "ir/graph.h"
 
+/* Default-domain opset of the nodes that the expansions create (every op
+ * they use has its current form there); also the graph's opset when a
+ * model imports com.microsoft alone (rlx_onnx_contrib_only). */
+#define RLX_CONTRIB_OPSET 21
+
 typedef struct rlx_contrib_def rlx_contrib_def;
 struct rlx_config;
 

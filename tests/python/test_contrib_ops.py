@@ -507,6 +507,30 @@ path = build("bad_attr_type", [node("QuickGelu", ["x"], ["y"], alpha=2)], {"x": 
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc != 0 and "quickgelu" in se and "'alpha' has type INT, expected FLOAT" in se,
         "a contrib attribute of the wrong type fails naming node and attribute (rc %d: %s)" % (rc, se.strip()[-300:]))
+# a model that imports com.microsoft alone (onnxruntime runs it): its
+# contrib nodes expand at the contrib opset; a default-domain node in such a
+# model is refused (its domain is not imported)
+x, grid = f32(1, 2, 5, 5), f32(1, 3, 4, 2)
+for with_relu in (False, True):
+    nodes = [node("GridSample", ["x", "g"], ["y" if not with_relu else "t"])]
+    if with_relu:
+        nodes.append(H.make_node("Relu", ["t"], ["y"]))
+    gm = H.make_graph(nodes, "ms_only", [vi("x", x), vi("g", grid)], [H.make_tensor_value_info("y", F, None)])
+    mm = H.make_model(gm, opset_imports=[H.make_opsetid("com.microsoft", 1)], ir_version=8)
+    path = os.path.join(tmp, "ms_only_%d.onnx" % with_relu)
+    onnx.save(mm, path)
+    got, err = run_rlx(path, {"x": x, "g": grid}, ["y"], "cpu")
+    if not with_relu:
+        ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x, "g": grid})[0]
+        C.check(got is not None and np.abs(got[0] - ref).max() < 1e-5,
+                "a com.microsoft-only model loads and runs as onnxruntime (%s)" % err)
+    else:
+        C.check(got is None and "node '' (Relu) is of the default ONNX domain, which the model does not import" in err,
+                "a default-domain node in a com.microsoft-only model is refused (%s)" % err)
+path = build("grid_missing", [node("GridSample", ["x"], ["y"])], {"x": f32(1, 1, 3, 3)}, {"y": F})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "has 1 inputs, expected 2" in se and "2 to 2" not in se,
+        "a missing contrib input names the count once (rc %d: %s)" % (rc, se.strip()[-300:]))
 # GridSample-20's mode names are not the contrib op's
 path = build("bad_grid_mode", [node("GridSample", ["x", "g"], ["y"], mode="linear")],
              {"x": f32(1, 1, 3, 3), "g": f32(1, 2, 2, 2)}, {"y": F})
