@@ -42,10 +42,10 @@ static const gpu_note k_gpu_notes[] = {
       "input's dtype (Clip-11 and later, also computed at run time)." },
     { "Add Sub Mul", "f32, f16 or i32, all operands of one dtype; at most 8 broadcast dims after merging." },
     { "Div PRelu", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging." },
-    { "Pow", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging. A constant integer "
-             "exponent (Pow(x, 2) of exported LayerNorms) becomes x's type on GPU plans (pass pow_exponent; one "
-             "element 2: x * x) when every element is exact in that type (|e| <= 2^24 for f32, 2048 for f16; "
-             "else, and for one fed at run time, the CPU runs it)." },
+    { "Pow", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging. A constant exponent "
+             "of one element 2 (int or float: Pow(x, 2) of exported LayerNorms) is x * x (pass pow_exponent, "
+             "every plan); another constant integer exponent becomes x's type when every element is exact in it "
+             "(|e| <= 2^24 for f32, 2048 for f16; else, and for one fed at run time, the CPU runs it)." },
     { "Sum Max Min",
       "f32, f16 or i32, every input of the output's dtype. A lone one of two or more f32 or f16 inputs runs as one "
       "rlx.FusedElementwise (fuse_elementwise) on both devices. Beyond ONNX's types, integer Sum (ONNX's Sum "
