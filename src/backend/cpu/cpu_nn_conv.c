@@ -107,9 +107,9 @@ static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
  * 160 13800 -> 400, wav2vec2's [1,1,16000] by [512,1,10] stride 5 10700 ->
  * 460, [1,1,64,64] by [32,1,3,3] 158 -> 34, [1,1,224,224] by [64,1,7,7]
  * stride 2 12400 -> 1000, multiplier 4 [1,16,56,56] by [64,1,3,3] 274 ->
- * 162, multiplier 8 302 -> 86; multipliers 1 to 2 stay (multiplier 2
+ * 162, multiplier 8 302 -> 86; multipliers 1 to 3 stay (multiplier 2
  * [1,32,56,56] 442 against 530; [1,1,256,256] by [2,1,3,3] 67-92 against
- * 136-167). */
+ * 136-167; multiplier 3 not measured, kept with 2). */
 #define CONV_DW_MAX_MULT 3
 
 static bool conv_depthwise(int64_t c_in, int64_t c_out, int64_t group) {
