@@ -109,6 +109,14 @@
 #                                            # of on and off compared bit for bit; q8ep.txt
 #   bash bench/device_run.sh q8var           # ~5 min: QDQ ResNet-50 / PP-OCRv4 and f32 twins under GEMM variants (q8var.txt)
 #   bash bench/device_run.sh cpu16var        # ~4 min: CPU at 16 threads, defaults vs $CPU16_VARIANTS vs onnxruntime (cpu16var.txt)
+#   bash bench/device_run.sh rnnnode         # ~2 min: bin/rnn_node (one recurrent node on the CPU's fast path)
+#                                            # under batch groups $RNNNODE_GROUPS (default 0,1,2,3,5; 0: the
+#                                            # rule) at $RNNNODE_THREADS (default "16 8 1") on $RNNNODE_NODES
+#                                            # (default: bench/cpu_rows.py's lstm, lstm_fwd, gru, lstm_b1); rnnnode.txt
+#   bash bench/device_run.sh cpurows         # ~2 min: bench/cpu_rows.py's $CPUROWS_MODELS (default the recurrent
+#                                            # rows lstm,lstm_fwd,gru,lstm_b1) at $CPUROWS_THREADS (default
+#                                            # "16 8"), the bundle against the base (.device/base.tar.xz,
+#                                            # when carried) and onnxruntime, 15 warm-up runs; cpurows.txt
 #   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
@@ -945,6 +953,29 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
           "${Q8VAR_VARIANTS:-default gpu.gemm_splitk=0 gpu.gemm_splitk=2 gpu.gemm_target_wg=128 gpu.gemm_target_wg=512}" \
           "${Q8VAR_ROUNDS:-2}"
       } 2>&1 | tee "$OUT/q8var.txt"
+      ;;
+    rnnnode)
+      {
+        echo "rnnnode: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        for t in ${RNNNODE_THREADS:-16 8 1}; do
+          RLX_NUM_THREADS=$t RNN_NODE_GROUPS=${RNNNODE_GROUPS:-0,1,2,3,5} timeout 100 "$D/bin/rnn_node" 40 \
+            ${RNNNODE_NODES:-LSTM:bidirectional:21:30:224:224 LSTM:forward:21:30:224:224 GRU:bidirectional:21:30:224:224 LSTM:forward:32:1:64:64} 2>&1
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/rnnnode.txt"
+      ;;
+    cpurows)
+      {
+        echo "cpurows: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        base=""
+        unpack_base cpurows && base="--base-rlx $B/bin/rlx"
+        for t in ${CPUROWS_THREADS:-16 8}; do
+          echo "-- threads $t"
+          timeout 240 "$PY" bench/cpu_rows.py --rlx "$RLX" $base --threads "$t" --rounds 3 --iters 20 \
+            --warmup 15 --models "${CPUROWS_MODELS:-lstm,lstm_fwd,gru,lstm_b1}" 2>&1 | grep -v " round "
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/cpurows.txt"
       ;;
     cpu16var)
       # ~4 min: rlx's CPU at $CPU16_THREADS (default 16) against itself
