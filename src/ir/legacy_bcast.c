@@ -22,13 +22,17 @@ static bool has_broadcast_attr(const rlx_node *n) {
     return false;
 }
 
+bool rlx_legacy_broadcast_set(const rlx_node *n) {
+    return n->version < 7 && rlx_attr_int(n, "broadcast", 0) != 0; /* the one place its default is written */
+}
+
 bool rlx_legacy_bcast(const rlx_node *n) {
     if (n->version >= 7 || n->n_in != 2) return false;
     if (n->op == RLX_OP_PRelu) return true;
-    return rlx_attr_int(n, "broadcast", 0) != 0 && has_broadcast_attr(n);
+    return rlx_legacy_broadcast_set(n) && has_broadcast_attr(n);
 }
 
-bool rlx_legacy_one_shape(const rlx_node *n) { return rlx_attr_int(n, "broadcast", 0) == 0 && has_broadcast_attr(n); }
+bool rlx_legacy_one_shape(const rlx_node *n) { return !rlx_legacy_broadcast_set(n) && has_broadcast_attr(n); }
 
 /* PRelu-1/6 name no broadcasting rule (the slope is "shared across
  * channels" when it has one element); the ONNX reference implementation
@@ -66,7 +70,7 @@ static rlx_legacy_fit prelu6_axis(const rlx_value *a, const rlx_value *b, int64_
 }
 
 rlx_legacy_fit rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis) {
-    if (n->op == RLX_OP_PRelu && rlx_attr_int(n, "broadcast", 0) == 0) return prelu6_axis(a, b, axis);
+    if (n->op == RLX_OP_PRelu) return prelu6_axis(a, b, axis);
     *axis = rlx_attr_int(n, "axis", a->rank - b->rank);
     if (*axis < 0 && *axis >= -(int64_t)a->rank) *axis += a->rank;
     if (*axis < 0 || *axis + b->rank > a->rank) return RLX_LEGACY_NO;

@@ -209,6 +209,11 @@ rlx_status rlx_ictx_operand_rank(const rlx_infer_ctx *c, int i, const char *what
  * out of range for rank R". */
 rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out);
 
+/* Whether node n, before opset 7, sets the legacy attribute `broadcast`
+ * (binary ops and Gemm, k_legacy_attrs; no schema slot) to a nonzero value:
+ * its default 0 is written there once, for every reader. */
+bool rlx_legacy_broadcast_set(const rlx_node *n);
+
 /* Whether binary node n broadcasts the pre-opset-7 way: version < 7 and
  * either one of the ops with a `broadcast` attribute (Add Sub Mul Div Pow
  * And Or Xor Equal Greater Less) with broadcast=1, B lining up with A from

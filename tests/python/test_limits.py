@@ -453,7 +453,7 @@ for prepack, copies in (("0", 1), ("1", 2)):
 
 # ---------------------------------------------------------------- debug dump
 r = subprocess.run([RLX, "run", ok, "--iters", "0"], capture_output=True, timeout=300,
-                   env=dict(os.environ, RLX_DUMP_IR="1", RLX_LOG_LEVEL="debug"))
+                   env=dict(os.environ, RLX_DUMP_IR="1"))
 C.check(r.returncode == 0 and b"\x1b" not in r.stdout + r.stderr and b"IR after" in r.stderr,
         "RLX_DUMP_IR: names reach stderr escaped: %r" % r.stderr[-300:])
 r = subprocess.run([RLX, "info", ok, "--dump-ir"], capture_output=True, timeout=300)

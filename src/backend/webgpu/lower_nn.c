@@ -557,7 +557,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     L->act_done = true; /* every kernel below applies it */
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *c = wg_in(L, 2), *y = wg_out(L, 0);
     if (a->rank != 2 || b->rank != 2 || y->rank != 2) return wg_decline(L, "Gemm needs 2-D A and B");
-    if (L->n->version < 7 && rlx_attr_int(L->n, "broadcast", 0) == 0 && c &&
+    if (L->n->version < 7 && !rlx_legacy_broadcast_set(L->n) && c &&
         !(c->rank == 2 && c->dims[0] == y->dims[0] && c->dims[1] == y->dims[1]))
         return wg_decline(L, "Gemm-6 without broadcast needs C of shape [M, N]");
     bool ta = rlx_param_int(L->n, "transA") != 0, tb = rlx_param_int(L->n, "transB") != 0;

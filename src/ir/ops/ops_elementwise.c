@@ -122,7 +122,7 @@ static rlx_status prelu6_out(rlx_infer_ctx *c, rlx_dtype dt, rlx_legacy_fit fit,
 static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
     const rlx_value *a = rlx_ictx_in(c, 0), *b = rlx_ictx_in(c, 1);
     int64_t axis = 0;
-    bool prelu6 = c->n->op == RLX_OP_PRelu && rlx_attr_int(c->n, "broadcast", 0) == 0;
+    bool prelu6 = c->n->op == RLX_OP_PRelu;
     rlx_legacy_fit fit = RLX_LEGACY_LATER;
     if (b->rank >= 0 && a->rank >= 0) fit = rlx_legacy_bcast_axis(c->n, a, b, &axis);
     if (fit == RLX_LEGACY_NO) {
