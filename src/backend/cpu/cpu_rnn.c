@@ -28,15 +28,15 @@
  *    I] W[D*G*H, I]^T, X in its storage order (layout 0 or 1); a constant
  *    W is packed once when the executable is compiled
  *    (rlx_cpu_rnn_prepare).
- *  - The recurrence: the threads split over the directions and, where
- *    every direction's every tile of 6 batch rows can have a thread of its
- *    own (directions x tiles <= threads: the issue's LSTM, batch 30, from
- *    10 threads), over batch groups of one tile each: each (direction,
- *    group) runs its own team, whose rows no other team reads or writes,
- *    so a team of one thread has no barrier at all (on the 16-core host
- *    the step products of 2 x 8 slices of 28 units ran at 30-37 G
- *    multiply-adds/s a thread, one thread's 6 rows x every unit at 45-48,
- *    and the teams of 8 waited for their last thread to come). Each team's hidden units split
+ *  - The recurrence: the threads split over the directions and over
+ *    batch groups of whole tiles of 6 rows, as many as give the busiest
+ *    thread the least step work (groups_for): each (direction, group)
+ *    runs its own team, whose rows no other team reads or writes, so a
+ *    team of one thread has no barrier at all (the issue's LSTM's forward
+ *    half, batch 30, at 16 threads: 5 teams of 3; the whole bidirectional
+ *    LSTM: one team of 8 a direction, where 10 teams of one thread, each
+ *    multiplying every unit's weights for its 6 rows, took 1.3x as long
+ *    on the 16-core host). Each team's hidden units split
  *    into slices, one per thread of the team (units in groups of 4, spread
  *    evenly; none whose step products are below 64K multiply-adds); the
  *    teams of a direction split alike and share its packs. A slice owns
@@ -616,18 +616,6 @@ static int g_groups_force; /* 0: by rule */
 
 void rlx_cpu_rnn_groups(int groups) { g_groups_force = groups > 0 ? groups : 0; }
 
-/* Batch groups for `threads` threads (each direction's batch tiles split
- * into this many teams, each with its own slices and barrier): one per
- * tile where every (direction, tile) can have threads of its own, else
- * one. */
-static int groups_for(const rnn_fast *f, int threads) {
-    int64_t g = g_groups_force;
-    if (!g) g = f->D * (int64_t)f->tiles <= threads ? (int64_t)f->tiles : 1;
-    if (g > threads / f->D) g = threads / f->D;
-    if (g > (int64_t)f->tiles) g = (int64_t)f->tiles;
-    return g < 1 ? 1 : (int)g;
-}
-
 /* Slices per team of direction d for `threads` threads: the threads split
  * over the directions and batch groups, at most one slice per
  * RF_UNIT_GRAIN units, each slice's step products (K: H, or H + I with
@@ -641,6 +629,36 @@ static int slices_for(int threads, int64_t D, int64_t groups, int64_t d, int64_t
     if (want > by_units) want = by_units;
     if (want > by_work) want = by_work;
     return want < 1 ? 1 : (int)want;
+}
+
+/* Batch groups for `threads` threads (each direction's batch tiles split
+ * into this many teams, each with its own slices and barrier): the count
+ * whose busiest thread has the least step work, tiles per team x unit
+ * groups per slice (ties: fewer teams). Measured on the 16-core host
+ * (bench/rnn_node, hot, us per call; the rule's choice in brackets):
+ * the issue's bidirectional LSTM (batch 30: 5 tiles) at 16 threads,
+ * 1 team of 8 slices a direction 1479 [1], 2 of 4 1534, 5 of 1 1965 (the
+ * rule before: a team per tile wherever every tile could have a thread);
+ * its forward half at 16 threads 872 [5 teams of 3: 789], at 8 threads
+ * 1241 [1 of 8], 5 of 1 1968; the bidirectional GRU at 16 1367 [1],
+ * 5 of 1 1608. A team of one thread has no barrier, but its thread
+ * multiplies every unit's weights for its tile alone. */
+static int groups_for(const rnn_fast *f, int threads) {
+    if (g_groups_force) {
+        int64_t g = g_groups_force;
+        if (g > threads / f->D) g = threads / f->D;
+        if (g > (int64_t)f->tiles) g = (int64_t)f->tiles;
+        return g < 1 ? 1 : (int)g;
+    }
+    int64_t P = (int64_t)f->tiles, ugroups = (f->H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN, best = 1, best_cost = -1;
+    int64_t K = f->step_x ? f->H + f->I : f->H;
+    for (int64_t g = 1; g <= P && g <= threads / f->D; g++) {
+        int64_t gtiles = (P + g - 1) / g;
+        int64_t s = slices_for(threads, f->D, g, 0, gtiles * RF_MR, K, f->H, f->G);
+        int64_t cost = gtiles * ((ugroups + s - 1) / s);
+        if (best_cost < 0 || cost < best_cost) best = g, best_cost = cost;
+    }
+    return (int)best;
 }
 
 /* The sizes of f (p, T, N, I, H, D, G) and what follows from them. */
@@ -830,8 +848,10 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
                              f.gx, f.ldx, NULL, pk && pk->data ? &wp : NULL);
     }
     f.n_sl = n_sl;
-    /* up to as many items again, none: spares for threads that come late */
-    int items = n_sl >= threads ? n_sl : 2 * n_sl < threads ? 2 * n_sl : threads;
+    /* up to as many items again, none: spares for threads that come late;
+     * one slice runs on the calling thread alone (a spare only made the
+     * call wait for a worker to wake and take nothing) */
+    int items = n_sl == 1 ? 1 : n_sl >= threads ? n_sl : 2 * n_sl < threads ? 2 * n_sl : threads;
     if (f.steps > 0) rlx_parallel_for((size_t)items, 1, participants_range, &f);
     free(owned);
     rlx_free_aligned(sl_own);
