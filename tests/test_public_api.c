@@ -557,6 +557,62 @@ static void test_bool_bytes(const char *device) {
     rlx_tensor_destroy(c);
 }
 
+/* Inputs fed by name in any order reach their graph inputs (the session's
+ * name index: binary search, the graph's own order first): a Concat of
+ * 40 one-element inputs, declared in a scrambled order and fed in another,
+ * gives each fed value at its input's place; a name given twice, an
+ * unknown name and a missing input fail naming the input. */
+static void test_input_names(void) {
+    enum { N_IN = 40 };
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    int64_t d1[1] = { 1 };
+    char names[N_IN][16];
+    const char *decl[N_IN];
+    for (int j = 0; j < N_IN; j++) {
+        snprintf(names[j], sizeof names[j], "in_%02d", (j * 17 + 5) % N_IN); /* declared out of name order */
+        decl[j] = names[j];
+        CHECK_OK(rlx_model_add_input(m, names[j], RLX_DTYPE_F32, 1, d1, NULL));
+    }
+    rlx_attr axis = RLX_ATTR_I("axis", 0);
+    CHECK_OK(rlx_model_add_node(m, "Concat", "cat", N_IN, decl, 1, (const char *[]){ "y" }, 1, &axis));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    rlx_tensor *x[N_IN];
+    const char *fed[N_IN];
+    const rlx_tensor *in[N_IN];
+    for (int j = 0; j < N_IN; j++) x[j] = test_tensor_f32(1, d1, (const float[]){ (float)(100 + j) });
+    for (int i = 0; i < N_IN; i++) { /* fed in a third order: input (i * 7) % N_IN of the declaration */
+        int j = (i * 7) % N_IN;
+        fed[i] = names[j];
+        in[i] = x[j];
+    }
+    rlx_tensor **out = NULL;
+    size_t n_out = 0;
+    CHECK_OK(rlx_session_run(s, N_IN, fed, in, &out, &n_out));
+    if (n_out == 1 && out[0]->rank == 1 && out[0]->dims[0] == N_IN) {
+        const float *y = out[0]->data;
+        for (int j = 0; j < N_IN; j++) CHECK_MSG(y[j] == (float)(100 + j), "y[%d] = %g, fed %d", j, (double)y[j], 100 + j);
+    } else {
+        CHECK_MSG(false, "Concat of %d inputs: %zu outputs", N_IN, n_out);
+    }
+    for (size_t o = 0; o < n_out; o++) rlx_tensor_destroy(out[o]);
+    free(out);
+    out = NULL;
+    const char *twice[N_IN];
+    memcpy(twice, fed, sizeof twice);
+    twice[N_IN - 1] = fed[3];
+    CHECK_FAILS(rlx_session_run(s, N_IN, twice, in, &out, &n_out), RLX_ERR_INVALID_ARGUMENT, "given twice");
+    twice[N_IN - 1] = "in_99";
+    CHECK_FAILS(rlx_session_run(s, N_IN, twice, in, &out, &n_out), RLX_ERR_INVALID_ARGUMENT, "no input 'in_99'");
+    CHECK_FAILS(rlx_session_run(s, N_IN - 1, fed, in, &out, &n_out), RLX_ERR_INVALID_ARGUMENT, "is missing");
+    for (int j = 0; j < N_IN; j++) rlx_tensor_destroy(x[j]);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
 int main(void) {
     test_seed_from_env();
     test_bool_bytes("cpu");
@@ -567,6 +623,7 @@ int main(void) {
     test_catalogue();
     test_model_inspection();
     test_eager();
+    test_input_names();
     test_session_outlives_model();
     test_device("cpu");
     if (test_have_gpu()) test_device("gpu");

@@ -47,6 +47,12 @@ typedef struct plan_entry {
     rlx_compile_stats stats;
 } plan_entry;
 
+/* A graph input's name and position (rlx_session.by_name). */
+typedef struct rlx_input_name {
+    const char *name;
+    size_t j;
+} rlx_input_name;
+
 struct rlx_session {
     rlx_model *model;  /* a reference (rlx_model_retain): s->g borrows its constants */
     rlx_graph *g;
@@ -63,6 +69,10 @@ struct rlx_session {
     /* n_inputs: per bool input, the copy of a run's input that held a byte
      * other than 0 and 1 (NULL until one did; normalise_bools) */
     rlx_tensor **bool_copy;
+    /* n_inputs: the graph inputs' positions sorted by name (match_inputs
+     * finds a fed name by binary search: a linear scan per fed name made
+     * a run of a Sum over 6000 inputs spend 78% of its 115 ms in strcmp) */
+    rlx_input_name *by_name;
     int ctl_values; /* plans compiled for a new value of a control input (shapes seen before) */
     uint64_t tick;
     uint64_t compiles; /* plans compiled so far (each miss of the cache) */
@@ -161,11 +171,32 @@ static rlx_status find_control_inputs(const rlx_graph *g, bool *ctl_in, bool *an
 
 /* The per-input arrays of s (its graph s->g set): control inputs, the
  * caller's inputs in graph order. */
+static int cmp_input_name(const void *a, const void *b) {
+    return strcmp(((const rlx_input_name *)a)->name, ((const rlx_input_name *)b)->name);
+}
+
+/* Graph input j named `name`, or -1 (s->by_name). */
+static long input_by_name(const rlx_session *s, const char *name) {
+    size_t lo = 0, hi = s->g->n_inputs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->by_name[mid].name, name);
+        if (c == 0) return (long)s->by_name[mid].j;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
 static rlx_status inputs_init(rlx_session *s) {
     s->ctl_in = calloc(s->g->n_inputs + 1, sizeof *s->ctl_in);
     s->ordered = calloc(s->g->n_inputs + 1, sizeof *s->ordered);
     s->bool_copy = calloc(s->g->n_inputs + 1, sizeof *s->bool_copy);
-    if (!s->ctl_in || !s->ordered || !s->bool_copy) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    s->by_name = calloc(s->g->n_inputs + 1, sizeof *s->by_name);
+    if (!s->ctl_in || !s->ordered || !s->bool_copy || !s->by_name) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t j = 0; j < s->g->n_inputs; j++)
+        s->by_name[j] = (rlx_input_name){ s->g->values[s->g->inputs[j]].name, j };
+    qsort(s->by_name, s->g->n_inputs, sizeof *s->by_name, cmp_input_name);
     return find_control_inputs(s->g, s->ctl_in, &s->ctl);
 }
 
@@ -261,6 +292,7 @@ void rlx_session_destroy(rlx_session *s) {
     free(s->ctl_in);
     free(s->ordered);
     free(s->bool_copy);
+    free(s->by_name);
     free(s);
 }
 
@@ -334,14 +366,13 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
         if (in[i]->rank < 0 || in[i]->rank > RLX_MAX_RANK)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': rank %d is outside [0, %d]", names[i], in[i]->rank,
                             RLX_MAX_RANK);
-        bool found = false;
-        for (size_t j = 0; j < g->n_inputs; j++)
-            if (strcmp(g->values[g->inputs[j]].name, names[i]) == 0) {
-                if (ordered[j]) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' is given twice", names[i]);
-                ordered[j] = in[i];
-                found = true;
-            }
-        if (!found) {
+        /* the caller's order is usually the graph's: input i first */
+        long at = i < g->n_inputs && strcmp(g->values[g->inputs[i]].name, names[i]) == 0 ? (long)i
+                                                                                          : input_by_name(s, names[i]);
+        if (at >= 0) {
+            if (ordered[at]) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' is given twice", names[i]);
+            ordered[at] = in[i];
+        } else {
             char list[512] = "";
             size_t o = 0;
             for (size_t j = 0; j < g->n_inputs && o < sizeof list; j++)
