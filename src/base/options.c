@@ -247,7 +247,8 @@ static const opt_def k_opts[] = {
     BOOL("gpu.attention_vec4", "RLX_ATTENTION_VEC4", "1", attention_vec4,
          "vector loads in the tiled attention kernel where the layout allows them"),
     ENUM("gpu.gemm_kernel", "RLX_GEMM_KERNEL", W("auto", "tiled", "loop", "ref", "coop"), gemm_kernel, 0,
-         "GEMM kernel family (src/backend/webgpu/lower_gemm.h)"),
+         "GEMM kernel family (src/backend/webgpu/lower_gemm.h); coop: the cooperative-matrix kernel (f16 mode or "
+         "f16 products) where the adapter offers cooperative matrices, else the tiled kernels"),
     STR("gpu.gemm_tile", "RLX_GEMM_TILE", "TMxTN,WGXxWGY,BK", check_gemm_tile, gemm_tile,
         "force the GEMM tile: register block, workgroup, k step (checked against the device when lowering: a product whose tile does not fit runs on the CPU, counted as a fallback; gpu.trace says why)"),
     INT("gpu.gemm_splitk", "RLX_GEMM_SPLITK", "auto", 0, 65536, gemm_splitk, OPT_AUTO,
