@@ -77,6 +77,27 @@ static void test_npy(void) {
     /* one element short */
     write_npy("short.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", 20);
     CHECK_FAILS(rlx_tensor_load_npy(tmp_path("short.npy"), &t), RLX_ERR_INVALID_ARGUMENT, "needs 24 bytes, the file has 20");
+    /* a key given twice (tests/fuzz/regress/npy/dup_key.npy): numpy keeps
+     * the last value, rlx took the first, so the file read as f32 here and
+     * as i32 in numpy; refused, naming the file and the key */
+    static const struct { const char *name, *dict, *key; } dups[] = {
+        { "dup_descr.npy", "{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", "'descr'" },
+        { "dup_shape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'shape': (3, 2), }", "'shape'" },
+        { "dup_fo.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), \"fortran_order\": True, }",
+          "'fortran_order'" },
+    };
+    for (size_t i = 0; i < sizeof dups / sizeof dups[0]; i++) {
+        write_npy(dups[i].name, dups[i].dict, 24);
+        CHECK_FAILS(rlx_tensor_load_npy(tmp_path(dups[i].name), &t), RLX_ERR_INVALID_ARGUMENT, "more than once");
+        CHECK(t == NULL);
+        const char *e = rlx_last_error();
+        CHECK_MSG(strstr(e, dups[i].name) && strstr(e, dups[i].key), "names file and key: %s", e);
+    }
+    /* a key's name inside a value (a structured descr's field) is no key */
+    write_npy("field_descr.npy", "{'descr': [('descr', '<f4'), ('shape', '<f4')], 'fortran_order': False, "
+                                 "'shape': (2,), }", 16);
+    CHECK_FAILS(rlx_tensor_load_npy(tmp_path("field_descr.npy"), &t), RLX_ERR_UNSUPPORTED,
+                "structured .npy arrays are not supported");
     /* fortran_order must say True or False */
     write_npy("fo.npy", "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8);
     CHECK_FAILS(rlx_tensor_load_npy(tmp_path("fo.npy"), &t), RLX_ERR_INVALID_ARGUMENT, "fortran_order is 'Maybe'");

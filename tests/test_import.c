@@ -552,6 +552,68 @@ static void test_bad_ops_and_opsets(void) {
     }
 }
 
+/* An INT attribute that ONNX defines as 0 or 1 (the schema row's boolean)
+ * is refused with another value when the model loads, naming node, op,
+ * attribute and value: the tester's ReduceMax keepdims=2, ReduceSum
+ * keepdims=-1 and noop_with_empty_axes=3, ArgMax keepdims=2 and
+ * AveragePool ceil_mode=2 loaded and ran as 1 ("on"), where onnxruntime
+ * takes only 1 as on, so output shapes differed silently. 0 and 1 load. */
+static void test_attr_booleans(void) {
+    static const struct {
+        int64_t opset;
+        const char *op, *ins, *attr;
+        int rank; /* of x: 2 ([2,3]) or 4 ([1,1,4,4]) */
+    } cases[] = {
+        { 13, "ReduceMax", "x", "keepdims", 2 },
+        { 13, "ReduceSum", "x", "keepdims", 2 },
+        { 13, "ReduceSum", "x", "noop_with_empty_axes", 2 },
+        { 18, "ReduceMean", "x", "noop_with_empty_axes", 2 },
+        { 13, "ArgMax", "x", "keepdims", 2 },
+        { 13, "ArgMin", "x", "select_last_index", 2 },
+        { 13, "Gemm", "x,w", "transB", 2 },
+        { 13, "Mod", "x,x", "fmod", 2 },
+        { 14, "CumSum", "x,ax", "reverse", 2 },
+        { 14, "Trilu", "x", "upper", 2 },
+        { 19, "AveragePool", "x", "ceil_mode", 4 },
+        { 19, "AveragePool", "x", "count_include_pad", 4 },
+        { 13, "MaxPool", "x", "ceil_mode", 4 },
+    };
+    static const int64_t values[] = { 2, -1, 0, 1 };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
+        for (size_t j = 0; j < RLX_ARRAY_LEN(values); j++) {
+            int64_t v = values[j];
+            /* Mod with float inputs requires fmod=1 (a separate refusal) */
+            if (strcmp(cases[i].op, "Mod") == 0 && v == 0) continue;
+            Onnx__GraphProto *g = graph_new("bool_attrs");
+            int64_t d2[2] = { 2, 3 }, d4[4] = { 1, 1, 4, 4 }, dw[2] = { 3, 3 }, k[2] = { 2, 2 }, axis = 1;
+            float ones[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+            graph_input(g, vi_new("x", 1, cases[i].rank, cases[i].rank == 4 ? d4 : d2, NULL));
+            graph_init(g, tensor_floats("w", 2, dw, ones, 9));
+            graph_init(g, tensor_raw("ax", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL, &axis, sizeof axis));
+            Onnx__NodeProto *n = node_new(cases[i].op, "the_node", cases[i].ins, "y");
+            if (cases[i].rank == 4) node_attr(n, attr_is("kernel_shape", 2, k));
+            node_attr(n, attr_i(cases[i].attr, v));
+            graph_node(g, n);
+            graph_output(g, vi_new("y", strcmp(cases[i].op, "ArgMax") == 0 || strcmp(cases[i].op, "ArgMin") == 0 ? 7 : 1,
+                                   -1, NULL, NULL));
+            rlx_model *m = NULL;
+            const char *path;
+            char what[96], want[160];
+            snprintf(what, sizeof what, "%s-%lld %s=%lld", cases[i].op, (long long)cases[i].opset, cases[i].attr,
+                     (long long)v);
+            rlx_status st = load_built(model_new(cases[i].opset, g), "bool_attrs.onnx", &m, &path);
+            if (v == 0 || v == 1) {
+                CHECK_MSG(st == RLX_OK, "%s loads: %s", what, rlx_last_error());
+            } else {
+                snprintf(want, sizeof want, "attribute '%s' of %s-", cases[i].attr, cases[i].op);
+                CHECK_MSG(st == RLX_ERR_INVALID_MODEL, "%s: status %d: %s", what, (int)st, rlx_last_error());
+                CHECK_ERROR_HAS("node 'the_node'", want, v == 2 ? "must be 0 or 1, got 2" : "must be 0 or 1, got -1");
+            }
+            rlx_model_destroy(m);
+        }
+    }
+}
+
 /* An attribute of the wrong type is refused when the model loads, naming
  * node, op and attribute, for every op (rlx_graph_add_node's check_attrs):
  * the tester's Add-6 with broadcast=1 and axis=1.5 (a FLOAT where the
@@ -1383,6 +1445,7 @@ int main(void) {
     test_tensor_dtypes();
     test_bad_ops_and_opsets();
     test_attr_types();
+    test_attr_booleans();
     test_constant_attr_types();
     test_bad_files();
     test_bad_initializers();

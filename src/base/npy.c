@@ -36,6 +36,31 @@ static const char *npy_find(const char *hdr, const char *key) {
     return p;
 }
 
+/* How many times the header dict has the key `key` ('key' or "key" then
+ * ':' at the dict's top level; quoted text inside values, such as a
+ * structured descr's field names, is skipped). NumPy reads the header as a
+ * Python dict literal, where a repeated key keeps its last value, while
+ * npy_find takes the first: a header with a key twice is refused so that
+ * the same file never reads as other data than np.load gives. */
+static int npy_key_count(const char *hdr, const char *key) {
+    size_t klen = strlen(key);
+    int depth = 0, count = 0;
+    for (const char *p = hdr; *p; p++) {
+        char c = *p;
+        if (c == '{' || c == '[' || c == '(') depth++;
+        else if (c == '}' || c == ']' || c == ')') depth--;
+        else if (c == '\'' || c == '"') {
+            const char *s = p + 1, *e = strchr(s, c);
+            if (!e) break;
+            const char *q = e + 1;
+            while (*q == ' ') q++;
+            if (depth == 1 && *q == ':' && (size_t)(e - s) == klen && strncmp(s, key, klen) == 0) count++;
+            p = e;
+        }
+    }
+    return count;
+}
+
 /* Length of the Python list literal at p ('[' ... the matching ']',
  * brackets inside quotes not counted), or up to the end of the text. */
 static size_t npy_list_len(const char *p) {
@@ -163,6 +188,14 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     hdr = rlx_strndup((const char *)b + hoff, hlen);
     if (!hdr) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
 
+    static const char *const k_keys[] = { "descr", "fortran_order", "shape" };
+    for (size_t k = 0; k < RLX_ARRAY_LEN(k_keys); k++)
+        if (npy_key_count(hdr, k_keys[k]) > 1) {
+            st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                          "'%s': .npy header has the key '%s' more than once (an ambiguous file: numpy keeps the "
+                          "last value)", path, k_keys[k]);
+            goto done;
+        }
     const char *d = npy_find(hdr, "descr");
     if (d && *d == '[') { /* a list of fields: numpy's structured dtypes */
         size_t dl = npy_list_len(d);

@@ -522,12 +522,27 @@ static rlx_status check_unknown_attrs(const rlx_graph *g, const rlx_node *n) {
     return RLX_OK;
 }
 
+/* Whether the schema row of `name` at the node's version is a 0-or-1 INT
+ * (rlx_attr_def.boolean). */
+static bool attr_is_boolean(const rlx_node *n, const char *name) {
+    const rlx_op_def *d = n->def;
+    for (int k = 0; d && k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++) {
+        const rlx_attr_def *a = &d->attrs[k];
+        if (strcmp(a->name, name) == 0 && n->version >= a->since && (a->until == 0 || n->version < a->until))
+            return a->boolean;
+    }
+    return false;
+}
+
 /* Every attribute the op's version has (its schema's, and the legacy
  * ones of old versions) has the type ONNX gives it at that version: a
  * FLOAT where an INT is expected (axis=1.5) is refused, never truncated,
  * and so is Cast-1's `to` given as an INT (Cast-1's is a STRING naming the
  * type). The scalar form of a list type is accepted (exporters write one
- * int for an ints attribute). Required attributes of that version (ONNX's
+ * int for an ints attribute). An INT that ONNX defines as 0 or 1 (the
+ * schema row's boolean) is refused with another value: onnxruntime takes
+ * only 1 as on, and reading 2 or -1 as on changed output shapes silently
+ * (keepdims=2). Required attributes of that version (ONNX's
  * schema marks them; test_attr_schemas compares) are given. */
 static rlx_status check_attrs(const rlx_graph *g, const rlx_node *n) {
     char at[64] = "";
@@ -536,6 +551,9 @@ static rlx_status check_attrs(const rlx_graph *g, const rlx_node *n) {
         const rlx_node_attr *a = &n->attrs[i];
         if (!a->name) continue;
         rlx_attr_type want = expected_attr_type(n, a->name);
+        if (a->type == RLX_ATTR_INT && want == RLX_ATTR_INT && attr_is_boolean(n, a->name) && a->i != 0 && a->i != 1)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' of %s-%d%s must be 0 or 1, got %lld",
+                            rlx_node_desc(n), a->name, n->op_type, n->version, at, (long long)a->i);
         if (want == RLX_ATTR_UNDEFINED || a->type == want) continue;
         if ((want == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) || (want == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT))
             continue;

@@ -49,6 +49,12 @@ typedef struct rlx_attr_def {
     /* Removed because it became an input (Clip's min, Pad's pads): the
      * refusal says so. */
     bool became_input;
+    /* An INT that ONNX defines as a flag, 0 or 1 (keepdims, transA,
+     * ceil_mode, ...) or as a choice of two coded 0 and 1 (storage_order,
+     * RNN layout): another value is refused at load (check_attrs, graph.c),
+     * where reading it as "nonzero is on" would differ from onnxruntime,
+     * which takes only 1 as on. */
+    bool boolean;
     /* (required applies to the row's versions; an attribute required in
      * some versions only has one row for each: the parameter slot is the
      * first row of its name, which every row of the name fills) */
@@ -58,11 +64,16 @@ typedef struct rlx_attr_def {
 #define RLX_ATTR_DEF_INT(nm, v) { nm, RLX_ATTR_INT, false, true, .i = (v) }
 #define RLX_ATTR_DEF_FLOAT(nm, v) { nm, RLX_ATTR_FLOAT, false, true, .f = (v) }
 #define RLX_ATTR_DEF_STRING(nm, v) { nm, RLX_ATTR_STRING, false, true, .s = (v) }
+/* A 0-or-1 INT (rlx_attr_def.boolean) with its default. */
+#define RLX_ATTR_DEF_BOOL(nm, v) { nm, RLX_ATTR_INT, false, true, .i = (v), .boolean = true }
 /* Rows of the versions from `since` on (ONNX added the attribute then). */
 #define RLX_ATTR_SINCE(nm, type, since_) { nm, type, false, .since = (since_) }
 #define RLX_ATTR_DEF_INT_SINCE(nm, v, since_) { nm, RLX_ATTR_INT, false, true, .i = (v), .since = (since_) }
 #define RLX_ATTR_DEF_FLOAT_SINCE(nm, v, since_) { nm, RLX_ATTR_FLOAT, false, true, .f = (v), .since = (since_) }
 #define RLX_ATTR_DEF_STRING_SINCE(nm, v, since_) { nm, RLX_ATTR_STRING, false, true, .s = (v), .since = (since_) }
+#define RLX_ATTR_BOOL_SINCE(nm, since_) { nm, RLX_ATTR_INT, false, .since = (since_), .boolean = true }
+#define RLX_ATTR_DEF_BOOL_SINCE(nm, v, since_) \
+    { nm, RLX_ATTR_INT, false, true, .i = (v), .since = (since_), .boolean = true }
 /* Rows of the versions before `until`, which made the attribute an input;
  * _REQ: those versions require it (Slice-1's starts and ends). */
 #define RLX_ATTR_TO_INPUT(nm, type, until_) { nm, type, false, .until = (until_), .became_input = true }

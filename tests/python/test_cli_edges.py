@@ -185,9 +185,10 @@ p = rlx("info", gelu_p)
 C.check(p.returncode == 2 and "node 'g1' (Gelu): approximate must be 'none' or 'tanh', got 'bogus'" in p.stderr,
         "Gelu approximate='bogus': exit %d: %s" % (p.returncode, p.stderr.strip()))
 # Mod's fmod: 0 with float inputs, or a value other than 0 and 1, fails the load naming the node (the float
-# case was refused only when a kernel ran, as RLX_ERR_INVALID_ARGUMENT; fmod=2 ran as fmod=1)
+# case was refused only when a kernel ran, as RLX_ERR_INVALID_ARGUMENT; fmod=2 ran as fmod=1; the second is
+# the attribute schema's check of every 0-or-1 attribute)
 for fm, dt, want in ((0, T.FLOAT, "fmod must be 1 for floating-point inputs (input has dtype f32)"),
-                     (2, T.INT32, "fmod must be 0 or 1, got 2")):
+                     (2, T.INT32, "attribute 'fmod' of Mod-13 at opset 17 must be 0 or 1, got 2")):
     mod_p = save_graph("mod_fmod%d" % fm, h.make_graph(
         [h.make_node("Mod", ["a", "b"], ["y"], fmod=fm, name="m1")], "g", [vi("a", dt, [2]), vi("b", dt, [2])],
         [vi("y", dt, [2])]))

@@ -191,12 +191,12 @@ static rlx_status infer_gelu(rlx_infer_ctx *c) {
     return rlx_infer_unary_float(c);
 }
 
-/* Mod: fmod is 0 or 1, and 1 for float inputs (ONNX Mod-10; onnxruntime
- * refuses both; the float case was refused only when a kernel first ran,
- * as the caller's fault). */
+/* Mod: fmod is 1 for float inputs (ONNX Mod-10; onnxruntime refuses it;
+ * the float case was refused only when a kernel first ran, as the caller's
+ * fault). A value other than 0 and 1 is refused at load by the schema
+ * (its row is boolean: check_attrs, graph.c). */
 static rlx_status infer_mod(rlx_infer_ctx *c) {
     int64_t fm = rlx_param_int(c->n, "fmod");
-    if (fm != 0 && fm != 1) return rlx_ictx_fail(c, "fmod must be 0 or 1, got %lld", (long long)fm);
     rlx_dtype dt = rlx_ictx_in(c, 0)->dtype;
     if (fm == 0 && rlx_dtype_is_float(dt))
         return rlx_ictx_fail(c, "fmod must be 1 for floating-point inputs (input has dtype %s)", rlx_dtype_name(dt));

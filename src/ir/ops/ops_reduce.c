@@ -280,15 +280,15 @@ static rlx_status infer_einsum(rlx_infer_ctx *c) {
 /* axes became input 1 at version `to_input` (13 for ReduceSum, 18 for the
  * others), when noop_with_empty_axes came */
 #define REDUCE_ATTRS(to_input) \
-    RLX_ATTR_TO_INPUT("axes", RLX_ATTR_INTS, to_input), RLX_ATTR_DEF_INT("keepdims", 1), \
-    RLX_ATTR_DEF_INT_SINCE("noop_with_empty_axes", 0, to_input)
+    RLX_ATTR_TO_INPUT("axes", RLX_ATTR_INTS, to_input), RLX_ATTR_DEF_BOOL("keepdims", 1), \
+    RLX_ATTR_DEF_BOOL_SINCE("noop_with_empty_axes", 0, to_input)
 #define REDUCE(to_input, ...)                                                                                      \
     .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1, .infer = infer_reduce, \
     .attrs = { REDUCE_ATTRS(to_input) }
 #define ARG                                                                                                     \
     .versions = { 1, 11, 12, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = infer_arg,  \
-    .attrs = { RLX_ATTR_DEF_INT("axis", 0), RLX_ATTR_DEF_INT("keepdims", 1),                                  \
-               RLX_ATTR_DEF_INT_SINCE("select_last_index", 0, 12) }
+    .attrs = { RLX_ATTR_DEF_INT("axis", 0), RLX_ATTR_DEF_BOOL("keepdims", 1),                                  \
+               RLX_ATTR_DEF_BOOL_SINCE("select_last_index", 0, 12) }
 
 const rlx_op_def rlx_ops_reduce[] = {
 #include "ir/ops/ops_reduce.def"

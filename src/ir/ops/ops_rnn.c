@@ -220,7 +220,7 @@ static rlx_status infer_rnn(rlx_infer_ctx *c) {
     { "activation_alpha", RLX_ATTR_FLOATS, false }, { "activation_beta", RLX_ATTR_FLOATS, false },               \
     { "activations", RLX_ATTR_STRINGS, false }, { "clip", RLX_ATTR_FLOAT, false },                               \
     RLX_ATTR_DEF_STRING("direction", "forward"), { "hidden_size", RLX_ATTR_INT, false },                             \
-    RLX_ATTR_DEF_INT_SINCE("layout", 0, 14)
+    RLX_ATTR_DEF_BOOL_SINCE("layout", 0, 14)
 
 /* Inputs (ONNX order): X, W, R, B?, sequence_lens?, initial_h? (+ initial_c?,
  * P? for LSTM). Outputs, all optional: Y, Y_h (+ Y_c for LSTM). */
