@@ -249,4 +249,35 @@ try:
 except TypeError:
     pass
 
+# close() while a run of the session is in progress on another thread is
+# refused (RuntimeError; it would free the session under the run) and the
+# session stays open; after terminate() stops the run, close() closes it
+sc = rlx.Session(rlx.Model(PATH))
+box = {}
+
+
+def long_run():
+    try:
+        sc.run(feeds(HUGE))
+    except rlx.Error as e:
+        box["err"] = e
+
+
+th = threading.Thread(target=long_run)
+th.start()
+t_wait = time.monotonic()
+while sc._runs == 0 and time.monotonic() - t_wait < BOUND_S:  # the run has begun (a loaded machine may be slow)
+    time.sleep(0.01)
+try:
+    sc.close()
+    C.check(False, "close() during a run was accepted")
+except RuntimeError as e:
+    C.check("in progress" in str(e) and not sc.closed, "close() during a run: %s" % e)
+sc.terminate()
+th.join(BOUND_S)
+C.check(not th.is_alive() and getattr(box.get("err"), "status", "") == "RLX_ERR_CANCELLED",
+        "the run under a refused close(): %r" % box)
+sc.close()
+C.check(sc.closed, "close() after the run stopped")
+
 C.done()
