@@ -479,15 +479,15 @@ class Session:
     def close(self) -> None:
         """Releases the session (rlx_session_destroy); again is a no-op.
         Any later use raises ValueError. While a run of it is in progress on
-        another thread, raises RuntimeError and leaves it open (terminate()
-        stops the run first)."""
+        another thread, raises RuntimeError and leaves it open
+        (set_terminate(True) stops the run, even one about to begin)."""
         lock = getattr(self, "_lock", None)
         if lock is None:  # __init__ failed before the handle existed
             return
         with lock:
             if self._runs:
                 raise RuntimeError(f"rlx.Session.close(): {self._runs} run(s) of this session are in progress "
-                                   "(terminate() stops them)")
+                                   "(set_terminate(True) stops them)")
             h, self._h = self._h, None
         if h:
             _load().rlx_session_destroy(h)
