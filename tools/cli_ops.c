@@ -482,6 +482,7 @@ int cli_cmd_ops(int argc, char **argv) {
     } else {
         op_row *sel = calloc((size_t)n_names, sizeof *sel);
         size_t n_sel = 0;
+        bool unknown = false;
         if (!sel) {
             free(rows);
             cli_error("out of memory");
@@ -507,18 +508,23 @@ int cli_cmd_ops(int argc, char **argv) {
             } else if (contrib) {
                 if (!json) print_contrib(contrib);
             } else {
+                /* a usage error (exit 2, --help says so): its status under
+                 * --json is RLX_ERR_USAGE, as README's exit-code table */
                 if (near) {
                     char q[160];
                     qualified((&near->info), q, sizeof q);
-                    cli_error("op '%s' is not in rlx's op table (did you mean '%s'?)", a, q);
+                    cli_usage_error("ops", "op '%s' is not in rlx's op table (did you mean '%s'?)", a, q);
                 } else {
-                    cli_error("op '%s' is not in rlx's op table: a model that uses it fails to load", a);
+                    cli_usage_error("ops", "op '%s' is not in rlx's op table: a model that uses it fails to load", a);
                 }
                 rc = CLI_EXIT_USAGE;
+                unknown = true;
             }
         }
-        if (json && (n_sel || rc == CLI_EXIT_OK)) print_json(sel, n_sel, webgpu_built, general, n_general, false);
-        else if (n_sel) print_text(sel, n_sel, webgpu_built, false, general, n_general, internal_dom);
+        /* --json with an unknown name: the error document alone (stdout is
+         * one JSON document); the text listing still shows the known ones */
+        if (json && !unknown) print_json(sel, n_sel, webgpu_built, general, n_general, false);
+        else if (!json && n_sel) print_text(sel, n_sel, webgpu_built, false, general, n_general, internal_dom);
         free(sel);
     }
     free(rows);

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,8 @@ static void print_help(FILE *f) {
             "Loads MODEL.onnx, runs it once on the device (that first run compiles a plan\n"
             "for the input shapes), then times steady runs. Prints the device used, the\n"
             "inputs, the timings, and for each output its name, dtype, shape, min, max,\n"
-            "mean and first values.\n"
+            "mean and first values (integers and bool exactly, floats to 6 significant\n"
+            "digits).\n"
             "\n"
             "options:\n"
             "  --device DEV           cpu (default), gpu (the high-performance adapter) or\n"
@@ -179,6 +181,73 @@ static tensor_stats stats_of(const rlx_tensor *t) {
     return st;
 }
 
+/* Integer dtypes (bool as 0/1) are printed exactly, not through a double:
+ * an int64 past 2^53 has no exact double, and %.6g cut 2199023255554 to
+ * 2.19902e+12. 1: signed, 2: unsigned (bool included), 0: not an integer. */
+static int int_kind(rlx_dtype dt) {
+    switch (dt) {
+    case RLX_DTYPE_I8:
+    case RLX_DTYPE_I16:
+    case RLX_DTYPE_I32:
+    case RLX_DTYPE_I64: return 1;
+    case RLX_DTYPE_U8:
+    case RLX_DTYPE_U16:
+    case RLX_DTYPE_U32:
+    case RLX_DTYPE_U64:
+    case RLX_DTYPE_BOOL: return 2;
+    default: return 0;
+    }
+}
+
+static int64_t elem_i64(const rlx_tensor *t, size_t i) {
+    switch (t->dtype) {
+    case RLX_DTYPE_I8: return ((const int8_t *)t->data)[i];
+    case RLX_DTYPE_I16: return ((const int16_t *)t->data)[i];
+    case RLX_DTYPE_I32: return ((const int32_t *)t->data)[i];
+    default: return ((const int64_t *)t->data)[i];
+    }
+}
+
+static uint64_t elem_u64(const rlx_tensor *t, size_t i) {
+    switch (t->dtype) {
+    case RLX_DTYPE_U8: return ((const uint8_t *)t->data)[i];
+    case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+    case RLX_DTYPE_U16: return ((const uint16_t *)t->data)[i];
+    case RLX_DTYPE_U32: return ((const uint32_t *)t->data)[i];
+    default: return ((const uint64_t *)t->data)[i];
+    }
+}
+
+/* min and max of a non-empty integer tensor, exactly */
+typedef struct int_range {
+    int64_t smin, smax;
+    uint64_t umin, umax;
+} int_range;
+
+static int_range int_range_of(const rlx_tensor *t, int kind) {
+    int_range r = { INT64_MAX, INT64_MIN, UINT64_MAX, 0 };
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        if (kind == 1) {
+            int64_t v = elem_i64(t, i);
+            if (v < r.smin) r.smin = v;
+            if (v > r.smax) r.smax = v;
+        } else {
+            uint64_t v = elem_u64(t, i);
+            if (v < r.umin) r.umin = v;
+            if (v > r.umax) r.umax = v;
+        }
+    }
+    return r;
+}
+
+/* element i as text: integers exactly, floats with 6 significant digits */
+static void print_elem(const rlx_tensor *t, size_t i, int kind) {
+    if (kind == 1) printf(" %" PRId64, elem_i64(t, i));
+    else if (kind == 2) printf(" %" PRIu64, elem_u64(t, i));
+    else printf(" %.6g", cli_elem_f64(t, i));
+}
+
 /* An output in --json: name, dtype, shape, and the numbers of summarise. */
 static void summarise_json(cli_json *j, const char *name, const rlx_tensor *t) {
     size_t n = rlx_tensor_numel(t);
@@ -186,17 +255,25 @@ static void summarise_json(cli_json *j, const char *name, const rlx_tensor *t) {
     cli_json_s(j, "name", name);
     cli_json_s(j, "dtype", rlx_dtype_name(t->dtype));
     cli_json_dims(j, "shape", t->dims, t->rank);
+    int kind = int_kind(t->dtype);
     cli_json_arr(j, "first");
     for (size_t i = 0; i < n && i < 6; i++) {
         if (t->dtype == RLX_DTYPE_STRING) cli_json_s(j, NULL, ((const char *const *)t->data)[i]);
+        else if (kind == 1) cli_json_i(j, NULL, elem_i64(t, i));
+        else if (kind == 2) cli_json_u(j, NULL, elem_u64(t, i));
         else cli_json_n(j, NULL, cli_elem_f64(t, i));
     }
     cli_json_end_arr(j);
     if (t->dtype != RLX_DTYPE_STRING) {
         tensor_stats st = stats_of(t);
-        /* min and max may be infinite (JSON null then: see "inf") */
-        cli_json_n(j, "min", n > st.n_nan ? st.mn : NAN);
-        cli_json_n(j, "max", n > st.n_nan ? st.mx : NAN);
+        if (kind && n) { /* exactly, as the first values */
+            int_range r = int_range_of(t, kind);
+            if (kind == 1) cli_json_i(j, "min", r.smin), cli_json_i(j, "max", r.smax);
+            else cli_json_u(j, "min", r.umin), cli_json_u(j, "max", r.umax);
+        } else { /* min and max may be infinite (JSON null then: see "inf") */
+            cli_json_n(j, "min", n > st.n_nan ? st.mn : NAN);
+            cli_json_n(j, "max", n > st.n_nan ? st.mx : NAN);
+        }
         cli_json_n(j, "mean", st.n_fin ? st.sum / (double)st.n_fin : NAN);
         cli_json_u(j, "nan", st.n_nan);
         cli_json_u(j, "inf", st.n_inf);
@@ -223,10 +300,18 @@ static void summarise(const char *name, const rlx_tensor *t) {
         printf("    all %zu values are NaN\n", n);
         return;
     }
-    printf("    min %.6g  max %.6g  mean %.6g", st.mn, st.mx, st.n_fin ? st.sum / (double)st.n_fin : NAN);
+    int kind = int_kind(t->dtype);
+    if (kind) {
+        int_range r = int_range_of(t, kind);
+        if (kind == 1) printf("    min %" PRId64 "  max %" PRId64, r.smin, r.smax);
+        else printf("    min %" PRIu64 "  max %" PRIu64, r.umin, r.umax);
+        printf("  mean %.6g", st.sum / (double)n);
+    } else {
+        printf("    min %.6g  max %.6g  mean %.6g", st.mn, st.mx, st.n_fin ? st.sum / (double)st.n_fin : NAN);
+    }
     if (st.n_nan || st.n_inf) printf("  (NaN: %zu, Inf: %zu; mean over finite values)", st.n_nan, st.n_inf);
     printf("\n    first:");
-    for (size_t i = 0; i < n && i < 6; i++) printf(" %.6g", cli_elem_f64(t, i));
+    for (size_t i = 0; i < n && i < 6; i++) print_elem(t, i, kind);
     printf("%s\n", n > 6 ? " ..." : "");
 }
 

@@ -250,6 +250,14 @@ static int run_case(const test_case *tc, const rlx_model *m, const char *device,
             else free(names[i]);
         }
         free(names);
+        if (sets && n_sets == 0) {
+            /* nothing to compare: it passed (no set failed); a failure, as a
+             * test folder whose model or data do not load */
+            snprintf(detail, cap, "no test_data_set_* folder: no inputs and expected outputs to compare with");
+            free(sets);
+            rlx_session_destroy(s);
+            return R_FAIL;
+        }
     } else {
         sets = calloc(2, sizeof *sets);
         if (sets) sets[n_sets++] = strdup("light");
@@ -678,7 +686,10 @@ static void usage(FILE *f) {
             "usage: rlx conformance ROOT [options]\n"
             "\n"
             "Runs the ONNX backend test suite found under ROOT (the onnx wheel's onnx/backend/test/data; the set-up\n"
-            "script unpacks it to third_party/onnx/backend-test-data) on each device and reports per test.\n"
+            "script unpacks it to third_party/onnx/backend-test-data) on each device and reports per test:\n"
+            "pass, fail (wrong outputs, an error, or a test folder that cannot be used: a model or .pb file\n"
+            "that does not load, no test_data_set_* folder), unsupported (an op or type rlx does not support)\n"
+            "or skip (the device is missing).\n"
             "\n"
             "options:\n"
             "  --device LIST        devices to run, comma separated (default cpu,gpu; a missing GPU is skipped)\n"

@@ -14,6 +14,13 @@ order and native byte order (others are converted); bfloat16 inputs take
 ml_dtypes.bfloat16 arrays (onnx's type for them), bfloat16 outputs come back
 as float32 (exact).
 
+Model, Session and InferenceSession hold the library's objects until
+close() (idempotent; garbage collection closes them too) or the end of a
+`with` block: `with rlx.Session(model) as sess: ...`. Any method or
+property of a closed one raises ValueError "rlx.Session is closed" (as a
+closed Python file); `closed` tells. A session keeps running after its
+Model is closed (it holds its own reference on the C model).
+
 rlx.InferenceSession (python/rlx/_ort.py) offers onnxruntime's InferenceSession
 calls over the same library: InferenceSession(path_or_bytes, sess_options,
 providers=["WebGpuExecutionProvider", "CPUExecutionProvider"]),
@@ -31,6 +38,7 @@ from __future__ import annotations
 import ctypes
 import numbers
 import os
+import threading
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
 
@@ -317,12 +325,40 @@ class Model:
         _check(lib.rlx_model_load_onnx(_c_string(model, "path"), ctypes.byref(self._h)))
         self.path = os.fspath(model)
 
+    def _handle(self) -> ctypes.c_void_p:
+        """The C handle; ValueError once closed (it was a NULL handle, which
+        the library answered with empty lists)."""
+        h = getattr(self, "_h", None)
+        if not h:
+            raise ValueError("rlx.Model is closed (close() or the end of its with block released it)")
+        return h
+
+    @property
+    def closed(self) -> bool:
+        """True after close()."""
+        return not getattr(self, "_h", None)
+
+    def close(self) -> None:
+        """Releases the model (rlx_model_destroy); again is a no-op. Its
+        sessions keep working; any other use of it raises ValueError."""
+        h = getattr(self, "_h", None)
+        self._h = None
+        if h:
+            _load().rlx_model_destroy(h)
+
+    def __enter__(self) -> "Model":
+        self._handle()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def _infos(self, count_fn, info_fn) -> List[dict]:
-        lib = _load()
+        h = self._handle()
         out = []
-        for i in range(count_fn(self._h)):
+        for i in range(count_fn(h)):
             v = _ValueInfo()
-            _check(info_fn(self._h, i, ctypes.byref(v)))
+            _check(info_fn(h, i, ctypes.byref(v)))
             out.append(_info(v))
         return out
 
@@ -347,9 +383,7 @@ class Model:
         return self._infos(lib.rlx_model_num_overridable_initializers, lib.rlx_model_overridable_initializer_info)
 
     def __del__(self):
-        if getattr(self, "_h", None):
-            _load().rlx_model_destroy(self._h)
-            self._h = None
+        self.close()
 
 
 class Session:
@@ -377,6 +411,8 @@ class Session:
         so = _SessionOptions(_c_string("cpu" if device is None else device, "device"), bool(gpu_conv_direct),
                              bool(gpu_f16))
         self._h = ctypes.c_void_p()
+        self._lock = threading.Lock()  # guards _h and _runs: close() refuses while a run is in progress
+        self._runs = 0  # runs in progress (on any thread)
         opts = ctypes.c_void_p()
         _check(lib.rlx_options_create(ctypes.byref(opts)))
         if options is not None and not isinstance(options, Mapping):
@@ -388,7 +424,8 @@ class Session:
                 # str() of anything else would pass its repr ('None', "['Conv']", '1.0') as the value
                 value = _option_text(key, value)
                 _check(lib.rlx_options_set(opts, _c_string(key, "option key"), _c_string(value, "option value")))
-            _check(lib.rlx_session_create_with_options(model._h, ctypes.byref(so), opts, ctypes.byref(self._h)))
+            _check(lib.rlx_session_create_with_options(model._handle(), ctypes.byref(so), opts,
+                                                       ctypes.byref(self._h)))
         finally:
             lib.rlx_options_destroy(opts)
         # declared element types of what a run may feed (run's object arrays)
@@ -401,14 +438,14 @@ class Session:
         nodes, at each Loop/Scan iteration, between GPU segments). Runs
         begun later are not affected. Safe from any thread (rlx releases the
         GIL while it runs); rlx_session_terminate in C."""
-        _check(_load().rlx_session_terminate(self._h))
+        _check(_load().rlx_session_terminate(self._handle()))
 
     def set_terminate(self, terminate: bool) -> None:
         """A terminate flag per session (rlx.RunOptions is the per-run
         one, as onnxruntime's): True stops the
         runs in progress and waiting (as terminate()) and makes every later
         run fail at once (RLX_ERR_CANCELLED) until set False again."""
-        _check(_load().rlx_session_set_terminate(self._h, bool(terminate)))
+        _check(_load().rlx_session_set_terminate(self._handle(), bool(terminate)))
 
     def set_run_timeout(self, ms: int) -> None:
         """Time limit of each run begun after the call, in milliseconds (0:
@@ -419,24 +456,61 @@ class Session:
         if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, numbers.Integral):
             raise TypeError(f"run timeout: expected int milliseconds, got {type(ms).__name__}")
         ms = int(ms)
+        h = self._handle()
         # ctypes would wrap it into int64_t (2**64 + 1 a 1 ms limit)
         if not -(1 << 63) <= ms < 1 << 63:
             raise Error("RLX_ERR_INVALID_ARGUMENT", f"run time limit {ms} ms: expected 0 (none) to 9223372036854, "
                         "as rlx_session_set_run_timeout")
-        _check(_load().rlx_session_set_run_timeout(self._h, ms))
+        _check(_load().rlx_session_set_run_timeout(h, ms))
+
+    def _handle(self) -> ctypes.c_void_p:
+        """The C handle; ValueError once closed (the library answered a NULL
+        handle with C-level messages, [] or '')."""
+        h = getattr(self, "_h", None)
+        if not h:
+            raise ValueError("rlx.Session is closed (close() or the end of its with block released it)")
+        return h
+
+    @property
+    def closed(self) -> bool:
+        """True after close()."""
+        return not getattr(self, "_h", None)
+
+    def close(self) -> None:
+        """Releases the session (rlx_session_destroy); again is a no-op.
+        Any later use raises ValueError. While a run of it is in progress on
+        another thread, raises RuntimeError and leaves it open
+        (set_terminate(True) stops the run, even one about to begin)."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # __init__ failed before the handle existed
+            return
+        with lock:
+            if self._runs:
+                raise RuntimeError(f"rlx.Session.close(): {self._runs} run(s) of this session are in progress "
+                                   "(set_terminate(True) stops them)")
+            h, self._h = self._h, None
+        if h:
+            _load().rlx_session_destroy(h)
+
+    def __enter__(self) -> "Session":
+        self._handle()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @property
     def output_names(self) -> List[str]:
-        lib = _load()
-        return [_name(lib.rlx_session_output_name(self._h, i)) for i in range(lib.rlx_session_num_outputs(self._h))]
+        lib, h = _load(), self._handle()
+        return [_name(lib.rlx_session_output_name(h, i)) for i in range(lib.rlx_session_num_outputs(h))]
 
     @property
     def device_name(self) -> str:
-        return _load().rlx_session_device_name(self._h).decode()
+        return _load().rlx_session_device_name(self._handle()).decode()
 
     @property
     def dispatch_report(self) -> str:
-        return _load().rlx_session_dispatch_report(self._h).decode()
+        return _load().rlx_session_dispatch_report(self._handle()).decode()
 
     def run(self, feeds: Dict[str, np.ndarray], run_options=None) -> List[np.ndarray]:
         """One forward pass; returns the outputs in graph order as numpy arrays.
@@ -444,6 +518,7 @@ class Session:
         this run, as onnxruntime's; rlx_session_run_with in C, where
         rlx_run_options_set_timeout also gives a per-run time limit)."""
         lib = _load()
+        self._handle()
         if run_options is not None and not hasattr(run_options, "_c_handle"):
             raise TypeError(f"run_options must be an rlx.RunOptions or None, got {type(run_options).__name__}")
         c_ro = run_options._c_handle() if run_options is not None else None
@@ -508,10 +583,22 @@ class Session:
         c_tensors = (ctypes.POINTER(_Tensor) * max(n, 1))(*tensors)
         outs = ctypes.POINTER(ctypes.POINTER(_Tensor))()
         n_out = ctypes.c_size_t()
-        _check(lib.rlx_session_run_with(self._h, c_ro, n, c_names, c_tensors, ctypes.byref(outs), ctypes.byref(n_out)))
+        with self._lock:  # close() refuses while a run is in progress: it would free the session under it
+            h = self._handle()
+            self._runs += 1
+        try:
+            status = lib.rlx_session_run_with(h, c_ro, n, c_names, c_tensors, ctypes.byref(outs), ctypes.byref(n_out))
+            _check(status)
+            return self._outputs(lib, h, outs, n_out.value)
+        finally:
+            with self._lock:
+                self._runs -= 1
+
+    def _outputs(self, lib, h, outs, n_out: int) -> List[np.ndarray]:
+        """The run's output tensors as numpy arrays; frees them."""
         result = []
         try:
-            for i in range(n_out.value):
+            for i in range(n_out):
                 t = outs[i].contents
                 shape = tuple(t.dims[j] for j in range(t.rank))
                 if t.dtype == _STRING:
@@ -534,19 +621,17 @@ class Session:
                         ctypes.memmove(arr.ctypes.data, t.data, arr.nbytes)
                     result.append(arr)
                 else:
-                    name = lib.rlx_session_output_name(self._h, i)
+                    name = lib.rlx_session_output_name(h, i)
                     raise Error("RLX_ERR_UNSUPPORTED", f"output {i} ('{_name(name) if name else '?'}') has rlx "
                                 f"dtype {t.dtype}, which has no numpy equivalent")
         finally:
-            for i in range(n_out.value):
+            for i in range(n_out):
                 lib.rlx_tensor_destroy(outs[i])
             lib._free(ctypes.cast(outs, ctypes.c_void_p))
         return result
 
     def __del__(self):
-        if getattr(self, "_h", None):
-            _load().rlx_session_destroy(self._h)
-            self._h = None
+        self.close()
 
 
 def adapters() -> List[dict]:

@@ -529,7 +529,11 @@ class InferenceSession:
       onnxruntime's SessionOptions included, raises TypeError.
     providers, provider_options: as onnxruntime (module docstring); None:
       the CPU, as onnxruntime's default.
-    The rlx objects underneath are .rlx_model and .rlx_session."""
+    The rlx objects underneath are .rlx_model and .rlx_session.
+
+    close() (idempotent) releases both, as does the end of a `with` block;
+    every method of a closed one raises ValueError "rlx.InferenceSession is
+    closed" (onnxruntime has no close(): its sessions go with the garbage)."""
 
     def __init__(self, path_or_bytes, sess_options: Optional[SessionOptions] = None, providers=None,
                  provider_options=None, **kwargs):
@@ -603,32 +607,72 @@ class InferenceSession:
             return
         raise last_error  # not reached: the last provider raises itself
 
+    # ---------------------------------------------------------------- closing
+
+    @property
+    def closed(self) -> bool:
+        """True after close()."""
+        return getattr(self, "_closed", False)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("rlx.InferenceSession is closed (close() or the end of its with block released it)")
+
+    def close(self) -> None:
+        """Releases the rlx session and model; again is a no-op. While a run
+        is in progress on another thread, raises RuntimeError (as
+        rlx.Session.close) and stays open."""
+        if self.closed:
+            return
+        sess = getattr(self, "rlx_session", None)
+        if sess is not None:
+            sess.close()
+        model = getattr(self, "rlx_model", None)
+        if model is not None:
+            model.close()
+        self._closed = True
+
+    def __enter__(self) -> "InferenceSession":
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # ---------------------------------------------------------------- metadata
 
     def get_inputs(self) -> List[NodeArg]:
+        self._check_open()
         return list(self._inputs)
 
     def get_outputs(self) -> List[NodeArg]:
+        self._check_open()
         return list(self._outputs)
 
     def get_overridable_initializers(self) -> List[NodeArg]:
         # initializers an IR >= 4 model also lists as inputs: a run may feed them
+        self._check_open()
         return list(self._overridable)
 
     def get_providers(self) -> List[str]:
+        self._check_open()
         return list(self._providers)
 
     def get_provider_options(self) -> Dict[str, Dict[str, str]]:
+        self._check_open()
         return {k: dict(v) for k, v in self._provider_options.items()}
 
     def get_session_options(self) -> SessionOptions:
+        self._check_open()
         return self._sess_options
 
     def set_providers(self, providers=None, provider_options=None) -> None:
         """Re-creates the session on other providers (as onnxruntime)."""
+        self._check_open()
         self._create(providers, provider_options)
 
     def get_modelmeta(self) -> ModelMetadata:
+        self._check_open()
         return self._meta
 
     def _read_fields(self):
@@ -655,6 +699,7 @@ class InferenceSession:
         run_options: None, an rlx.RunOptions or a dict of its attributes;
         its terminate set True from another thread stops the run with
         rlx.Error RLX_ERR_CANCELLED (see RunOptions)."""
+        self._check_open()
         ro = RunOptions._from(run_options)
         if isinstance(output_names, np.ndarray) and output_names.ndim == 1 and output_names.dtype.kind == "U":
             output_names = output_names.tolist()  # onnxruntime takes a 1-D array of names too

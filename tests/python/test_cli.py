@@ -1,6 +1,7 @@
 """The rlx command line without models: --help and --version output, usage
 errors (exit 2, "rlx: error: " messages), a missing model file, `rlx
 devices`, `rlx ops`. Model-dependent paths are in test_cli_models.py."""
+import json
 import os
 import re
 import sys
@@ -161,6 +162,20 @@ C.check(rc == 2 and "did you mean 'Conv'" in se, "rlx ops conv: exit %d, stderr 
 rc, so2, se = rlx("ops", "NoSuchOp", "Relu")
 C.check(rc == 2 and "'NoSuchOp' is not in rlx's op table" in se and re.search(r"^Relu ", so2, re.M),
         "rlx ops NoSuchOp Relu: exit %d, stderr %r" % (rc, se))
+# an unknown name is a usage error (exit 2) and says so: its JSON status was
+# RLX_ERR_FAILURE, README's status of exit 1; the stderr line hints at --help
+# as other usage errors. Under --json stdout is one document, the error.
+rc, so2, se = rlx("ops", "Foo")
+C.check(rc == 2 and se.startswith("rlx: error: ") and "(see 'rlx ops --help')" in se,
+        "rlx ops Foo: exit %d, stderr %r" % (rc, se))
+for names in (["Foo"], ["Foo", "Relu"], ["conv"]):
+    rc, so2, se = rlx("ops", "--json", *names)
+    try:
+        doc = json.loads(so2)
+    except ValueError:
+        doc = None
+    C.check(rc == 2 and isinstance(doc, dict) and doc.get("error", {}).get("status") == "RLX_ERR_USAGE",
+            "rlx ops --json %s: exit %d, stdout %r" % (" ".join(names), rc, so2[:300]))
 
 # the Markdown page has one table row per op of the plain listing, with the same facts
 rc, md, se = rlx("ops", "--markdown")

@@ -16,6 +16,7 @@
    escaped in bench --profile's text, its trace, --json and error lines."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -196,6 +197,36 @@ if os.path.isdir(suite):
     if d:
         C.check(d["tests"] >= 1 and d["devices"][0]["pass"] == d["tests"] and d["results"][0]["cpu"]["result"] == "pass",
                 "conformance: %r" % {k: d[k] for k in ("tests", "devices")})
+
+# a test folder with model.onnx but no test_data_set_* has nothing to compare: a failure saying so, as the
+# command's other unusable test folders (a model or .pb that does not load) are, not a pass (a tester's
+# finding: it counted as one); the same model with a data set passes
+croot = os.path.join(tmp, "conf")
+for tname, with_data in (("test_nodata", False), ("test_withdata", True)):
+    tdir = os.path.join(croot, "node", tname)
+    os.makedirs(tdir)
+    shutil.copy(model, os.path.join(tdir, "model.onnx"))
+    if with_data:
+        ds = os.path.join(tdir, "test_data_set_0")
+        os.makedirs(ds)
+        xin = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+        wv = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+        w2v = np.linspace(1, -1, 12, dtype=np.float32).reshape(4, 3)
+        yv = (1 / (1 + np.exp(-(xin @ wv))) + xin @ w2v).astype(np.float32)
+        for fname, arr in (("input_0.pb", xin), ("output_0.pb", yv)):
+            with open(os.path.join(ds, fname), "wb") as f:
+                f.write(numpy_helper.from_array(arr).SerializeToString())
+d = load_json(["conformance", croot, "--device", "cpu"], "conformance without test data")
+if d:
+    res = {t["name"]: t["cpu"] for t in d["results"]}
+    C.check(res.get("test_withdata", {}).get("result") == "pass", "conformance: test_withdata %r" % res)
+    nd = res.get("test_nodata", {})
+    C.check(nd.get("result") == "fail" and "test_data_set" in nd.get("detail", ""),
+            "conformance: a test without data sets: %r" % nd)
+    C.check(d["devices"][0]["pass"] == 1 and d["devices"][0]["fail"] == 1, "conformance counts %r" % d["devices"])
+rc, so, se = rlx(["conformance", croot, "--device", "cpu", "-v"])
+C.check(b"cpu  pass 1, fail 1," in so and re.search(rb"test_nodata +cpu:fail", se) is not None,
+        "conformance text without test data: exit %d, %r %r" % (rc, so, se))
 
 # a path that is not UTF-8, in every verb that echoes it
 for verb in (["run", bad_name, "--iters", "1"], ["bench", bad_name, "--iters", "1"], ["info", bad_name]):

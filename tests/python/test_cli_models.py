@@ -107,6 +107,29 @@ if all(o is not None for o in outs):
 rc, so, se = rlx("run", good, "--shape", "x=5x3", "--output-dir", os.path.join(tmp, "shaped"), "--iters", "1")
 C.check(rc == 0 and "[5,3]" in so and "note:" not in so, "--shape x=5x3: exit %d\n%s%s" % (rc, so, se))
 
+# ---------------------------------------------------------------- integer and bool outputs, exactly
+# (a tester's finding: min, max and the first values went through %.6g, so
+# 2199023255554 printed as 2.19902e+12 and int32's -2147483648 as
+# -2.14748e+09); floats keep %.6g (checked above)
+for dt, np_dt, vals in ((T.INT64, np.int64, [2199023255554, 246913578, -(2 ** 63), 2 ** 63 - 1]),
+                        (T.INT32, np.int32, [-(2 ** 31), 2 ** 31 - 1, 7, 0]),
+                        (T.UINT64, np.uint64, [2 ** 64 - 1, 0, 9007199254740993, 1]),
+                        (T.UINT8, np.uint8, [255, 0, 17, 1]),
+                        (T.BOOL, np.bool_, [True, False, True, True])):
+    name = onnx.helper.tensor_dtype_to_np_dtype(dt).name
+    gi = H.make_graph([H.make_node("Identity", ["x"], ["y"])], "ints", [H.make_tensor_value_info("x", dt, [4])],
+                      [H.make_tensor_value_info("y", dt, [4])])
+    mi = save(H.make_model(gi, opset_imports=[H.make_opsetid("", 17)]), "ident_%s.onnx" % name)
+    xi = os.path.join(tmp, "x_%s.npy" % name)
+    a = np.array(vals, dtype=np_dt)
+    np.save(xi, a)
+    rc, so, se = rlx("run", mi, "--input", "x=" + xi, "--iters", "0")
+    shown = [int(v) for v in a]
+    want = "    min %d  max %d  mean " % (min(shown), max(shown))
+    first = "    first: " + " ".join(str(v) for v in shown) + "\n"
+    C.check(rc == 0 and want in so and first in so,
+            "rlx run, %s output: exit %d, want %r and %r in\n%s%s" % (name, rc, want, first, so, se))
+
 # ---------------------------------------------------------------- input errors
 
 

@@ -283,6 +283,58 @@ try:
 except (BufferError, rlx.Error) as e:
     C.check(False, "a model from a strided memoryview: %s: %s" % (type(e).__name__, e))
 
+# close() and `with`: a closed Model, Session or InferenceSession raises
+# ValueError "... is closed" from every method and property (a tester's
+# finding: after __del__, run raised 'RLX_ERR_INVALID_ARGUMENT: session or
+# output pointer is NULL', output_names gave [], device_name '', a
+# destroyed Model's inputs []); close() is idempotent, `closed` says so,
+# and a with block closes at its end
+
+
+def closed_raises(label, fn, who):
+    try:
+        r = fn()
+        C.check(False, "%s on a closed %s: no error, got %r" % (label, who, r))
+    except ValueError as e:
+        C.check("%s is closed" % who in str(e), "%s on a closed %s: %s" % (label, who, e))
+    except Exception as e:  # noqa: BLE001 (any other type is the finding)
+        C.check(False, "%s on a closed %s: %s: %s" % (label, who, type(e).__name__, e))
+
+
+feeds = {"x": np.ones((2, 5), np.float32), "ids": np.arange(3, dtype=np.int64)}
+with rlx.Model(path) as mc:
+    C.check(not mc.closed, "an open Model says closed")
+    with rlx.Session(mc) as sc:
+        C.check(not sc.closed and len(sc.run(feeds)) == 2, "a Session in a with block")
+    C.check(sc.closed, "a Session is not closed after its with block")
+    sd = rlx.Session(mc)
+C.check(mc.closed, "a Model is not closed after its with block")
+C.check(len(sd.run(feeds)) == 2, "a Session whose Model was closed no longer runs")
+sd.__del__()  # as the tester did: the same as close()
+sd.close()  # idempotent
+mc.close()
+C.check(sd.closed and mc.closed, "closed objects say they are not")
+for label, fn in (("run", lambda: sd.run(feeds)), ("output_names", lambda: sd.output_names),
+                  ("device_name", lambda: sd.device_name), ("dispatch_report", lambda: sd.dispatch_report),
+                  ("terminate", lambda: sd.terminate()), ("set_terminate", lambda: sd.set_terminate(False)),
+                  ("set_run_timeout", lambda: sd.set_run_timeout(10)), ("with", lambda: sd.__enter__())):
+    closed_raises(label, fn, "rlx.Session")
+for label, fn in (("inputs", lambda: mc.inputs), ("outputs", lambda: mc.outputs),
+                  ("overridable_initializers", lambda: mc.overridable_initializers),
+                  ("Session(model)", lambda: rlx.Session(mc)), ("with", lambda: mc.__enter__())):
+    closed_raises(label, fn, "rlx.Model")
+with rlx.InferenceSession(path) as ic:
+    C.check(not ic.closed and len(ic.run(None, feeds)) == 2, "an InferenceSession in a with block")
+C.check(ic.closed and ic.rlx_session.closed and ic.rlx_model.closed, "an InferenceSession after its with block")
+ic.close()
+for label, fn in (("run", lambda: ic.run(None, feeds)), ("get_inputs", ic.get_inputs), ("get_outputs", ic.get_outputs),
+                  ("get_overridable_initializers", ic.get_overridable_initializers),
+                  ("get_providers", ic.get_providers), ("get_provider_options", ic.get_provider_options),
+                  ("get_session_options", ic.get_session_options), ("get_modelmeta", ic.get_modelmeta),
+                  ("set_providers", lambda: ic.set_providers(["CPUExecutionProvider"])),
+                  ("with", lambda: ic.__enter__())):
+    closed_raises(label, fn, "rlx.InferenceSession")
+
 # a library that cannot be loaded: the error says where its path came from
 # (the loader's message named the file only)
 env = dict(os.environ, PYTHONPATH=os.path.join(R.ROOT, "python"), RLX_LIBRARY=os.path.join(tempfile.gettempdir(),

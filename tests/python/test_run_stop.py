@@ -249,4 +249,38 @@ try:
 except TypeError:
     pass
 
+# close() while a run of the session is in progress on another thread is
+# refused (RuntimeError; it would free the session under the run) and the
+# session stays open; after the run is stopped, close() closes it
+sc = rlx.Session(rlx.Model(PATH))
+box = {}
+
+
+def long_run():
+    try:
+        sc.run(feeds(HUGE))
+    except rlx.Error as e:
+        box["err"] = e
+
+
+th = threading.Thread(target=long_run)
+th.start()
+t_wait = time.monotonic()
+while sc._runs == 0 and time.monotonic() - t_wait < BOUND_S:  # the run has begun (a loaded machine may be slow)
+    time.sleep(0.01)
+try:
+    sc.close()
+    C.check(False, "close() during a run was accepted")
+except RuntimeError as e:
+    C.check("in progress" in str(e) and not sc.closed, "close() during a run: %s" % e)
+# the flag, not terminate(): the run may count as begun here a moment before
+# the library starts it, and terminate() stops only runs already begun there
+sc.set_terminate(True)
+th.join(BOUND_S)
+sc.set_terminate(False)
+C.check(not th.is_alive() and getattr(box.get("err"), "status", "") == "RLX_ERR_CANCELLED",
+        "the run under a refused close(): %r" % box)
+sc.close()
+C.check(sc.closed, "close() after the run stopped")
+
 C.done()
