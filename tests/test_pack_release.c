@@ -8,13 +8,15 @@
  * rlx_nn_wino_force(2) w2's Conv takes it).
  *
  * The model, x [N, 16, H, W] with N, H, W symbolic:
- *   w1 [32, 16, 1, 1] feeds a 1x1 Conv (packed) and Mul(w1, mean(x)), a
- *      consumer that reads it plain at run time: w1 must stay;
+ *   w1 [32, 16, 1, 1] feeds a 1x1 Conv (packed) and, as its input 1,
+ *      Mul(mean(x), w1), a consumer that reads it plain at run time: w1
+ *      must stay;
  *   w2 [32, 32, 3, 3] feeds a 3x3 Conv (implicit GEMM or Winograd);
  *   w3 [32, 32, 1, 1] feeds two 1x1 Convs (both packed): freed;
  *   fcw [32, 10] is the B of a Gemm (packed), freed; fca [32, 10] is the B
- *      of a MatMul and also its A's operand elsewhere (MatMul(fca, z),
- *      read plain): stays.
+ *      of a MatMul and also another MatMul's A (MatMul(fca, z), read
+ *      plain): stays.
+ * Then again with the AVX2 kernel's packs where the CPU runs it.
  * A plain copy freed that a kernel still reads would be a NULL read (a
  * crash); a kept one that should have gone fails the checks on the
  * program's constants. */
@@ -70,7 +72,7 @@ static rlx_model *model(void) {
     NODE("Gemm", 2, L("feat", "fcw"), "logits", 0, NULL);
     NODE("MatMul", 2, L("feat", "fca"), "mm", 0, NULL);
     NODE("Add", 2, L("logits", "mm"), "out", 0, NULL);
-    /* the plain readers: w1 times mean(x), fca [32, 10] x out^T [10, N] */
+    /* the plain readers: mean(x) times w1, fca [32, 10] x out^T [10, N] */
     NODE("ReduceMean", 1, L("x"), "xm", 0, NULL);
     NODE("Mul", 2, L("xm", "w1"), "w1x", 0, NULL);
     NODE("Transpose", 1, L("out"), "outt", 0, NULL);
