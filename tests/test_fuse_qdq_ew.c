@@ -24,6 +24,8 @@
  *   of the plan without the pass (test_dq_resize_q). */
 #include "test.h"
 
+#include <stdlib.h>
+
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "ir/graph.h"
@@ -414,6 +416,9 @@ static void test_dq_resize_q(void) {
 
 int main(void) {
     test_seed_from_env();
+    /* nodes of compiled plans run again below on the plans' constants: keep
+     * their plain copies (cpu.release_packed frees those read through packs) */
+    setenv("RLX_CPU_RELEASE_PACKED", "0", 1);
     if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) fprintf(stderr, "note: no AVX-512 here: the scalar loops only\n");
     test_chains();
     test_preconditions();

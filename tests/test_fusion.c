@@ -10,6 +10,8 @@
  * comparison. */
 #include "test.h"
 
+#include <stdlib.h>
+
 #include <unistd.h>
 
 #include "backend/cpu/cpu.h"
@@ -1137,6 +1139,9 @@ static void test_minilm(void) {
 
 int main(void) {
     test_seed_from_env();
+    /* nodes of compiled plans run again below on the plans' constants: keep
+     * their plain copies (cpu.release_packed frees those read through packs) */
+    setenv("RLX_CPU_RELEASE_PACKED", "0", 1);
     g_gpu = test_have_gpu();
     if (!g_gpu) fprintf(stderr, "no GPU adapter: the GPU comparisons are skipped\n");
     fprintf(stderr, "fuse_activation\n");

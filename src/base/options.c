@@ -153,6 +153,11 @@ static const opt_def k_opts[] = {
          "and QLinearMatMul) once when a plan is compiled: "
          "faster runs for a second copy of those weights in memory (0: use the weights as loaded; like "
          "onnxruntime's session.disable_prepacking)"),
+    BOOL("cpu.release_packed", "RLX_CPU_RELEASE_PACKED", "1", cpu_release_packed,
+         "with cpu.prepack, CPU sessions free the plain copy of the weights a plan's passes made (folded: a "
+         "batch norm folded into its Conv, ConstantOfShape) once every step that reads them reads them packed: "
+         "those weights are then in memory once (not Winograd's, nor the model's own initializers; 0: keep both "
+         "copies)"),
     BOOL("cpu.winograd", "RLX_CPU_WINOGRAD", "1", cpu_winograd,
          "3x3 stride-1 convolutions with many channels as Winograd F(2x2, 3x3), by shape (weights "
          "transformed when a plan is compiled; needs cpu.prepack): 16 multiplies for 36, not the bits of "

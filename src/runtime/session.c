@@ -241,12 +241,13 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     }
     s->lock_ok = true;
     /* the CPU backend's share of the options (a device plan's CPU steps too) */
-    rlx_cpu_config cpu = { .prepack = cfg->cpu_prepack,
+    rlx_cpu_config cpu = { .prepack = cfg->cpu_prepack, .release_packed = cfg->cpu_release_packed,
                            .winograd = cfg->cpu_winograd ? (cfg->cpu_winograd_f4x4 ? 4 : 2) : 0 };
     if (strcmp(dev, "cpu") == 0) {
         st = rlx_backend_cpu_create(&cpu, &s->be);
     } else if (strcmp(dev, "gpu") == 0 || strncmp(dev, "gpu:", 4) == 0) {
         st = rlx_backend_webgpu_open(dev, opt, s->cfg, &s->be);
+        cpu.release_packed = false; /* the device's compile and runs read the plan's constants too */
         if (!st) st = rlx_backend_cpu_create(&cpu, &s->host);
     } else {
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "unknown device '%s' (expected cpu, gpu or gpu:N)", dev);

@@ -93,6 +93,19 @@ rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx
  * (cpu.winograd_f4x4). */
 rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                      int winograd, struct rlx_cpu_sgemm_pack *out);
+/* Whether node n, run on the fast path with pk (rlx_cpu_prepare_node's
+ * pack for these inputs, as in the plan), reads its input 1 through pk
+ * alone and never its data: a Conv's weights packed for im2col / implicit
+ * GEMM / the pointwise paths (not Winograd's, whose run may decline to the
+ * plain weights) and the 2-D B of Gemm and MatMul, under the "pool" GEMM
+ * policy, at shapes that take those paths. The same answer while the
+ * process's GEMM kernel and test hooks stay as they were at packing. The
+ * CPU backend frees the plain copy of a plan's own constant that only
+ * such steps read (cpu_backend.c). */
+bool rlx_cpu_pack_serves(const rlx_node *n, const rlx_tensor *const *in, const struct rlx_cpu_sgemm_pack *pk);
+/* What rlx_cpu_pack_serves's answers depend on beside the node: the GEMM
+ * kernel, its tile and policy, the test hooks of the paths, as one word. */
+unsigned rlx_cpu_pack_state(void);
 /* rlx_cpu_prepare_node's part for MatMulInteger and QLinearMatMul. */
 rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                  struct rlx_cpu_sgemm_pack *out);

@@ -21,6 +21,8 @@ struct rlx_backend_exe {
     rlx_step_hook hook; /* called after each step, when set */
     void *hook_ctx;
     rlx_cpu_sgemm_pack *packs; /* per step: its constant GEMM operand, packed (rlx_cpu_prepare_node) */
+    uint64_t released;   /* bytes of the plan's constants freed after packing (release_step) */
+    unsigned pack_state; /* rlx_cpu_pack_state() when they were */
     /* a step's input and output views, as many as the widest node has
      * (sized at compile: runs allocate nothing) */
     const rlx_tensor **io_in;
@@ -42,6 +44,64 @@ static bool cpu_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n)
 }
 
 static void cpu_destroy_exe(rlx_backend_exe *e);
+
+/* Which constants the compile frees after packing (release_step). */
+typedef struct release_plan {
+    int *last;    /* per value: the last step that reads it, -1: none (or not a candidate) */
+    uint8_t *use; /* per value: 1 read through packs alone so far, 2 read otherwise */
+} release_plan;
+
+/* The plan's own constants are candidates: graph outputs, the model's
+ * (borrowed) and every constant of a plan with device steps are not (a
+ * GPU session's CPU backend keeps them all: session.c). */
+static bool release_begin(const rlx_program *p, release_plan *r) {
+    const rlx_graph *g = p->g;
+    r->last = malloc((g->n_values + 1) * sizeof *r->last);
+    r->use = calloc(g->n_values + 1, 1);
+    if (!r->last || !r->use) return false;
+    for (size_t v = 0; v < g->n_values; v++) r->last[v] = -1;
+    for (size_t s = 0; s < p->n_steps; s++) {
+        if (p->step_on[s] == RLX_STEP_GPU) return false;
+        const rlx_node *n = &g->nodes[p->steps[s]];
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0) r->last[n->in[j]] = (int)s;
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) r->use[g->outputs[i]] = 2;
+    for (size_t v = 0; v < g->n_values; v++)
+        if (!g->values[v].konst || (g->values[v].flags & RLX_VALUE_KONST_BORROWED)) r->use[v] = 2;
+    return true;
+}
+
+/* After step s was packed: frees the plain copy of each constant it reads
+ * that every step reading it (s the last) reads through its pack alone
+ * (rlx_cpu_pack_serves, input 1 of a CPU step): those weights then live
+ * once, packed (issue 13), and freeing them as the packing goes keeps the
+ * compile's peak at about one copy too. Safe because such a constant is
+ * this plan's own: its passes made it (folded weights: ConstantOfShape, a
+ * batch norm folded into the Conv, ...), nothing outside the plan sees it,
+ * a plan for other input shapes folds its own from the model's graph, and
+ * no pass runs after the compile. The model's weights stay (later plans,
+ * other sessions and the API read them). */
+static void release_step(struct rlx_backend_exe *e, release_plan *r, size_t s, const rlx_tensor *const *in) {
+    const rlx_program *p = e->p;
+    const rlx_node *n = &p->g->nodes[p->steps[s]];
+    bool serves = p->step_on[s] == RLX_STEP_CPU && rlx_cpu_pack_serves(n, in, &e->packs[s]);
+    for (int j = 0; j < n->n_in; j++) {
+        int v = n->in[j];
+        if (v < 0 || r->use[v] == 2) continue;
+        r->use[v] = serves && j == 1 ? 1 : 2;
+    }
+    for (int j = 0; j < n->n_in; j++) {
+        int v = n->in[j];
+        if (v < 0 || r->use[v] != 1 || r->last[v] != (int)s) continue;
+        rlx_tensor *t = p->g->values[v].konst;
+        rlx_free_aligned(t->data);
+        t->data = NULL; /* the shape and nbytes stay: reports count the weights */
+        e->views[v].data = NULL;
+        e->released += t->nbytes;
+        r->use[v] = 2;
+    }
+}
 
 static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
     const rlx_cpu_config *cfg = &((const cpu_backend *)be)->cfg;
@@ -100,16 +160,26 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     const rlx_tensor **in = e->io_in;
+    release_plan rp = { NULL, NULL };
+    bool release = cfg->prepack && cfg->release_packed && release_begin(p, &rp);
     for (size_t s = 0; s < p->n_steps; s++) {
         const rlx_node *n = &g->nodes[p->steps[s]];
-        if (!cfg->prepack || p->step_on[s] != RLX_STEP_CPU) continue;
+        if (!release && (!cfg->prepack || p->step_on[s] != RLX_STEP_CPU)) continue;
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
-        rlx_status st = rlx_cpu_prepare_node_with(g, n, in, cfg->winograd, &e->packs[s]);
+        rlx_status st = RLX_OK;
+        if (cfg->prepack && p->step_on[s] == RLX_STEP_CPU)
+            st = rlx_cpu_prepare_node_with(g, n, in, cfg->winograd, &e->packs[s]);
         if (st) {
+            free(rp.last);
+            free(rp.use);
             cpu_destroy_exe(e);
             return st;
         }
+        if (release) release_step(e, &rp, s, in);
     }
+    free(rp.last);
+    free(rp.use);
+    e->pack_state = rlx_cpu_pack_state();
     *out = e;
     return RLX_OK;
 }
@@ -127,6 +197,12 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
     const rlx_segment *sg = &p->segs[k];
     const rlx_tensor **in = e->io_in;
     rlx_tensor **out = e->io_out;
+    /* packs made for another GEMM kernel or path than the process's now
+     * (test hooks) would send their nodes to the freed plain weights */
+    if (e->released && rlx_cpu_pack_state() != e->pack_state)
+        return rlx_fail(RLX_ERR_INTERNAL,
+                        "the CPU GEMM kernel or path changed since this plan packed its weights and freed their "
+                        "plain copy (compile it again, or set cpu.release_packed=0)");
     for (size_t s = sg->s0; s < sg->s1; s++) {
         if (p->step_on[s] == RLX_STEP_VIEW) continue;
         const rlx_node *n = &g->nodes[p->steps[s]];

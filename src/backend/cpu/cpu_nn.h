@@ -196,6 +196,9 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
  * groups (the same bits as rlx_nn_conv_gemm_f32, which calls it).
  * errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
 bool rlx_nn_conv_pw_applies(const rlx_nn_conv_io *io);
+/* Whether the pointwise path reads io's weights from pk (packed at compile
+ * time in its strips' rows), not from the plain weights. */
+bool rlx_nn_conv_pw_takes_pack(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
 rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng);
 
 /* For tests and measurements: whether convolutions take the pointwise
@@ -203,6 +206,7 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
  * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256).
  * rlx_nn_pw_runs: how many convolutions it has run in this process. */
 void rlx_nn_pw_force(int path);
+int rlx_nn_pw_forced(void); /* the path rlx_nn_pw_force set */
 /* For tests and measurements: whether a ConvTranspose whose kernel equals
  * its stride (no pads, dilation 1: each output element one tap) takes the
  * disjoint path (cpu_nn_conv.c: per block of input rows its GEMM, then each
@@ -248,6 +252,7 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
  * kernels run): 0 by shape (the default), 1 never, 2 wherever it applies.
  * rlx_nn_pwt_runs: how many convolutions it has run in this process. */
 void rlx_nn_pwt_force(int path);
+int rlx_nn_pwt_forced(void); /* the path rlx_nn_pwt_force set */
 size_t rlx_nn_pwt_runs(void);
 /* For tests and measurements: whether stride-1 1-D / 2-D convolutions on
  * the channels-in-lanes path read their positions in place from
@@ -473,6 +478,9 @@ bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tenso
  * F(4x4, 3x3) weights instead. */
 rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, int winograd,
                                struct rlx_cpu_sgemm_pack *out);
+
+/* rlx_cpu_pack_serves for Conv (cpu_nn_conv.c). */
+bool rlx_nn_conv_pack_serves(const rlx_node *n, const rlx_tensor *const *in, const struct rlx_cpu_sgemm_pack *pk);
 
 /* The AVX-512 8 x 16 NV register tile (NV = 1, 2, 3) of the implicit-GEMM
  * and Winograd kernels (cpu_nn_conv_ig.c, cpu_nn_conv_wino.c):

@@ -174,6 +174,36 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
                                 (size_t)(cog * kt), out);
 }
 
+/* The fast paths that a pack from rlx_nn_conv_prepare reaches read the
+ * weights through it alone (tests/test_cpu_conv_fast.c runs them on
+ * poisoned plain weights), except: Winograd, which declines inputs past
+ * its limit at run time and then runs on the plain weights; a shape
+ * outside conv_fits_blas (the reference); the "blas" policy; a transposed
+ * (pwt) pack that its path would not take; and a pack whose panels are
+ * not the pointwise path's rows where that path runs (another sgemm tile). */
+bool rlx_nn_conv_pack_serves(const rlx_node *n, const rlx_tensor *const *in, const rlx_cpu_sgemm_pack *pk) {
+    const rlx_tensor *x = in[0], *w = in[1];
+    if (!pk || pk->wino || pk->q8 || pk->q8conv || (!pk->data && !pk->wt) || (pk->data && pk->is_b) || !x || !w ||
+        x->dtype != RLX_DTYPE_F32 || w->dtype != RLX_DTYPE_F32 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL)
+        return false;
+    rlx_conv_geom g;
+    if (rlx_conv_geom_resolve(n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g) != RLX_OK) {
+        rlx_clear_error();
+        return false;
+    }
+    rlx_nn_sp3 s;
+    rlx_nn_sp3_init(&g, &s);
+    if (conv_depthwise(g.c_in, g.c_out, g.group) || !conv_fits_blas(&g, &s)) return false;
+    rlx_nn_conv_io io = { .s = &s, .groups = (size_t)g.group, .c_in = (size_t)g.c_in, .c_out = (size_t)g.c_out };
+    io.cig = io.c_in / io.groups, io.cog = io.c_out / io.groups, io.kt = io.cig * s.ksz, io.sp = s.out_sp;
+    io.direct = rlx_nn_sp3_direct(&s);
+    io.res = n->n_in > 3 && in[3] ? in[3]->data : NULL;
+    if (pk->wt) return rlx_nn_conv_pwt_applies(&io, pk);
+    /* the pointwise path reads the pack only in its strips' rows; the
+     * implicit GEMM declines another layout, the GEMM path takes any */
+    return !rlx_nn_conv_pw_applies(&io) || rlx_nn_conv_pw_takes_pack(&io, pk);
+}
+
 /* Resolves the geometry and runs the fast path that applies (f32, not
  * k->reference; cpu_nn_conv_fast.c, which also adds a fused residual), or
  * the reference when `reference_ok`; *done says whether one ran. */

@@ -1173,8 +1173,10 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
     rlx_cpu_sgemm_packref wp = { j->pack, gi, m0 };
     cg_epi e = { yb, io->sp, io->b ? io->b + gi * io->cog + m0 : NULL, io->res ? io->res + (yb - io->y) : NULL,
                  &io->act };
-    rlx_cpu_sgemm_serial_epi(false, false, mi, np, io->kt, 1.0f, io->w + (gi * io->cog + m0) * io->kt, io->kt, bm,
-                             ldb, 0.0f, yb, io->sp, j->pack ? &wp : NULL, NULL, cg_epi_block, &e);
+    /* the plain weights may be gone where the pack serves (cpu_backend.c) */
+    const float *wg = io->w ? io->w + (gi * io->cog + m0) * io->kt : NULL;
+    rlx_cpu_sgemm_serial_epi(false, false, mi, np, io->kt, 1.0f, wg, io->kt, bm, ldb, 0.0f, yb, io->sp,
+                             j->pack ? &wp : NULL, NULL, cg_epi_block, &e);
 }
 
 /* Items (image and group, input channel) of the shared column matrices. */

@@ -410,6 +410,39 @@ static rlx_status gemm_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     return rlx_cpu_sgemm_pack_b(tb, tb ? c : r, tb ? r : c, b->data, c, out);
 }
 
+/* Gemm and MatMul read a packed B through the pack alone on their f32
+ * fast path (gemm_f32_blas, matmul_f32_blas's one product of a 2-D B;
+ * rlx_cpu_sgemm_packed: every route of the "pool" policy takes a usable
+ * pack), which these conditions select; the rest is the reference. */
+static bool gemm_pack_serves(const rlx_node *n, const rlx_tensor *const *in, const rlx_cpu_sgemm_pack *pk) {
+    const rlx_tensor *a = in[0], *b = in[1];
+    if (!pk->data || !pk->is_b || !a || !b || a->dtype != RLX_DTYPE_F32 || b->rank != 2 || a->rank < 1 ||
+        (n->op == RLX_OP_Gemm && a->rank != 2))
+        return false;
+    bool ta = n->op == RLX_OP_Gemm && rlx_param_int(n, "transA") != 0;
+    int64_t m = 1, kk = a->dims[a->rank - 1];
+    if (n->op == RLX_OP_Gemm) m = a->dims[ta ? 1 : 0], kk = a->dims[ta ? 0 : 1];
+    else
+        for (int i = 0; i + 1 < a->rank; i++) m *= a->dims[i]; /* MatMul: the batch of A's rows, one product */
+    int64_t nn = pk->lanes;
+    return m <= RLX_NN_BLAS_MAX && nn <= RLX_NN_BLAS_MAX && kk <= RLX_NN_BLAS_MAX && (size_t)kk == pk->k;
+}
+
+unsigned rlx_cpu_pack_state(void) {
+    size_t mr, nr;
+    rlx_cpu_sgemm_tile(&mr, &nr);
+    return (unsigned)rlx_cpu_sgemm_kernel_get() | (unsigned)rlx_cpu_gemm_policy_get() << 2 |
+           (unsigned)rlx_nn_pwt_forced() << 4 | (unsigned)rlx_nn_pw_forced() << 6 | (unsigned)mr << 8 |
+           (unsigned)nr << 16;
+}
+
+bool rlx_cpu_pack_serves(const rlx_node *n, const rlx_tensor *const *in, const rlx_cpu_sgemm_pack *pk) {
+    if (!pk || !in[0] || !in[1] || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
+    if (n->op == RLX_OP_Conv) return rlx_nn_conv_pack_serves(n, in, pk);
+    if (n->op == RLX_OP_Gemm || n->op == RLX_OP_MatMul) return gemm_pack_serves(n, in, pk);
+    return false;
+}
+
 bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in) {
     if (n->n_in < 2 || !in[0] || !in[1] || !in[1]->data) return false;
     if (g && (n->in[0] < 0 || n->in[1] < 0 || !g->values[n->in[1]].konst || g->values[n->in[0]].dtype != RLX_DTYPE_F32))

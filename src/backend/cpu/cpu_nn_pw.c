@@ -196,6 +196,7 @@ static int g_pw_phase = 1; /* rlx_nn_pw_phase_rows: 0 never, 1 by the rule, 2 al
 static atomic_size_t g_pw_phase_runs;
 
 void rlx_nn_pw_force(int path) { g_pw_force = path; }
+int rlx_nn_pw_forced(void) { return g_pw_force; }
 
 void rlx_nn_pw_phase_rows(int mode) { g_pw_phase = mode; }
 
@@ -263,8 +264,8 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
     /* !direct: the run's columns, [kt][len] (no scratch at all when direct with packed weights) */
     float *col = scratch ? scratch + j->w_floats : NULL;
     size_t row0 = n * j->io.c_out + gi * j->io.cog + m0; /* the block's first output row */
-    const float *wg = j->io.w + (gi * j->io.cog + m0) * kt;
     bool packed = j->pack != NULL; /* else the panels are the scratch's first w_floats */
+    const float *wg = packed ? NULL : j->io.w + (gi * j->io.cog + m0) * kt; /* (may be gone when packed) */
     if (!packed) /* panels of mr rows: [tile][p][i], rows past the block zero */
         for (size_t t = 0; t < tiles; t++)
             for (size_t p = 0; p < kt; p++)
@@ -313,6 +314,19 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
     }
 }
 
+/* The rows of a strip (pw_job.mr) with the process's GEMM kernel. */
+static size_t pw_mr(void) {
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512) return 8;
+#endif
+    return 6;
+}
+
+bool rlx_nn_conv_pw_takes_pack(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack *pk) {
+    return pk && rlx_cpu_sgemm_pack_a_panel(pk, 0, 0) && pk->k == io->kt && pk->lanes == io->cog &&
+           pk->groups == io->groups && pk->w == pw_mr();
+}
+
 bool rlx_nn_conv_pw_applies(const rlx_nn_conv_io *io) {
     if (g_pw_force == 1 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
     if (io->kt < 1 || io->kt > PW_MAX_K) return false;
@@ -355,9 +369,7 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     /* the weights packed at compile time when they have this kernel's
      * panels (else each block packs its rows into its scratch) */
     const rlx_cpu_sgemm_pack *pk = k->pack;
-    if (pk && rlx_cpu_sgemm_pack_a_panel(pk, 0, 0) && pk->k == j.io.kt && pk->lanes == j.io.cog &&
-        pk->groups == j.io.groups && pk->w == j.mr)
-        j.pack = pk;
+    if (rlx_nn_conv_pw_takes_pack(&j.io, pk)) j.pack = pk; /* (j.mr is pw_mr()) */
     j.run = (j.io.direct ? PW_RUN_FLOATS : PW_COL_FLOATS) / j.io.kt / j.vec * j.vec;
     if (j.run < j.vec) j.run = j.vec;
     /* a 2-D split as the GEMM path's, its a_cost the weight panels a

@@ -74,6 +74,7 @@ static atomic_size_t g_pwt_runs;
 static bool g_pwt_in_place = true; /* rlx_nn_pwt_in_place */
 
 void rlx_nn_pwt_force(int path) { g_pwt_force = path; }
+int rlx_nn_pwt_forced(void) { return g_pwt_force; }
 
 void rlx_nn_pwt_in_place(bool on) { g_pwt_in_place = on; }
 

@@ -691,8 +691,9 @@ static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apa
 }
 
 /* Without memory for the blocks: one tile at a time from panels on the
- * stack (the same kernel and the same sums, only slower); apart, so that
- * its 60 KiB of stack are not the hot path's frame. */
+ * stack, or from the operands' packs (the same kernel and the same sums,
+ * only slower; a packed operand's plain copy may be gone: cpu_backend.c);
+ * apart, so that its 60 KiB of stack are not the hot path's frame. */
 static __attribute__((noinline)) void sgemm_tiles_on_stack(const sgemm_kernel *kd, const sgemm_args *g) {
     size_t mr = kd->mr, nr = kd->nr;
     _Alignas(64) float ap[MR_MAX * KC];
@@ -701,10 +702,14 @@ static __attribute__((noinline)) void sgemm_tiles_on_stack(const sgemm_kernel *k
         size_t kcc = min_sz(KC, g->k - pc);
         int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
         for (size_t jr = 0; jr < g->n; jr += nr) {
-            pack_b(g->tb, g->b, g->ldb, g->n, jr, nr, pc, kcc, nr, bp);
+            const float *bq = bp;
+            if (g->pb) bq = pack_at(g->pb->pack, g->pb->group, pc, g->pb->first + jr);
+            else pack_b(g->tb, g->b, g->ldb, g->n, jr, nr, pc, kcc, nr, bp);
             for (size_t ir = 0; ir < g->m; ir += mr) {
-                pack_a(g->ta, g->a, g->lda, g->m, ir, mr, pc, kcc, mr, ap);
-                tile(kd, kcc, ap, NULL, 0, bp, g->c + ir * g->ldc + jr, g->ldc, min_sz(mr, g->m - ir),
+                const float *aq = ap;
+                if (g->pa) aq = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first + ir);
+                else pack_a(g->ta, g->a, g->lda, g->m, ir, mr, pc, kcc, mr, ap);
+                tile(kd, kcc, aq, NULL, 0, bq, g->c + ir * g->ldc + jr, g->ldc, min_sz(mr, g->m - ir),
                      min_sz(nr, g->n - jr), g->alpha, g->beta, upd);
             }
         }
@@ -968,8 +973,9 @@ static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
         rlx_cpu_sgemm_packref ra, rb; /* the packs from this block's first row / column */
         if (g.pa) ra = *g.pa, ra.first += i0, g.pa = &ra;
         if (g.pb) rb = *g.pb, rb.first += c0, g.pb = &rb;
-        g.a = g.ta ? g.a + i0 : g.a + i0 * g.lda;
-        g.b = g.tb ? g.b + c0 * g.ldb : g.b + c0;
+        /* a packed operand's plain copy is not read (and may be gone: cpu_backend.c) */
+        if (!g.pa) g.a = g.ta ? g.a + i0 : g.a + i0 * g.lda;
+        if (!g.pb) g.b = g.tb ? g.b + c0 * g.ldb : g.b + c0;
         g.c = g.c + i0 * g.ldc + c0;
         g.m = mi, g.n = nj;
         sgemm_serial(&g);
