@@ -437,7 +437,7 @@ unsigned rlx_cpu_pack_state(void) {
 }
 
 bool rlx_cpu_pack_serves(const rlx_node *n, const rlx_tensor *const *in, const rlx_cpu_sgemm_pack *pk) {
-    if (!pk || !in[0] || !in[1] || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
+    if (!pk || n->n_in < 2 || !in[0] || !in[1] || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
     if (n->op == RLX_OP_Conv) return rlx_nn_conv_pack_serves(n, in, pk);
     if (n->op == RLX_OP_Gemm || n->op == RLX_OP_MatMul) return gemm_pack_serves(n, in, pk);
     return false;
