@@ -290,12 +290,33 @@ def _model_arg_error(who: str, model) -> str:
             f"got {type(model).__name__}{hint}")
 
 
-class Model:
+class _Handle:
+    """A C handle (self._h) that close() releases: _handle() gives it, or
+    raises ValueError once closed (the library answered a NULL handle with
+    C-level messages, empty lists or ''). _NAME names the class in it."""
+
+    _NAME = ""
+
+    def _handle(self) -> ctypes.c_void_p:
+        h = getattr(self, "_h", None)
+        if not h:
+            raise ValueError(f"{self._NAME} is closed (close() or the end of its with block released it)")
+        return h
+
+    @property
+    def closed(self) -> bool:
+        """True after close()."""
+        return not getattr(self, "_h", None)
+
+
+class Model(_Handle):
     """An imported ONNX model: Model(path) reads a file (rlx_model_load_onnx);
     Model(data) with bytes, bytearray or memoryview (a serialized ModelProto,
     e.g. onnx's model.SerializeToString()) loads from memory
     (rlx_model_load_onnx_memory), with external data looked up under
     base_dir (None: a model with external data is refused)."""
+
+    _NAME = "rlx.Model"
 
     def __init__(self, model, base_dir: Optional[str] = None):
         lib = _load()
@@ -324,19 +345,6 @@ class Model:
                             "next to the file")
         _check(lib.rlx_model_load_onnx(_c_string(model, "path"), ctypes.byref(self._h)))
         self.path = os.fspath(model)
-
-    def _handle(self) -> ctypes.c_void_p:
-        """The C handle; ValueError once closed (it was a NULL handle, which
-        the library answered with empty lists)."""
-        h = getattr(self, "_h", None)
-        if not h:
-            raise ValueError("rlx.Model is closed (close() or the end of its with block released it)")
-        return h
-
-    @property
-    def closed(self) -> bool:
-        """True after close()."""
-        return not getattr(self, "_h", None)
 
     def close(self) -> None:
         """Releases the model (rlx_model_destroy); again is a no-op. Its
@@ -386,7 +394,7 @@ class Model:
         self.close()
 
 
-class Session:
+class Session(_Handle):
     """Runs a Model on a device ("cpu", "gpu", "gpu:N"; None is "cpu"). A session may be
     used from several threads: its runs take turns.
 
@@ -394,6 +402,8 @@ class Session:
     progress or waiting fail with rlx.Error status "RLX_ERR_CANCELLED";
     the option run.timeout_ms (or set_run_timeout) limits each run's time
     the same way. The message names where the run stopped."""
+
+    _NAME = "rlx.Session"
 
     def __init__(self, model: Model, device: Optional[str] = "cpu", gpu_conv_direct: bool = False, gpu_f16: bool = False,
                  options: Optional[Dict[str, object]] = None):
@@ -462,19 +472,6 @@ class Session:
             raise Error("RLX_ERR_INVALID_ARGUMENT", f"run time limit {ms} ms: expected 0 (none) to 9223372036854, "
                         "as rlx_session_set_run_timeout")
         _check(_load().rlx_session_set_run_timeout(h, ms))
-
-    def _handle(self) -> ctypes.c_void_p:
-        """The C handle; ValueError once closed (the library answered a NULL
-        handle with C-level messages, [] or '')."""
-        h = getattr(self, "_h", None)
-        if not h:
-            raise ValueError("rlx.Session is closed (close() or the end of its with block released it)")
-        return h
-
-    @property
-    def closed(self) -> bool:
-        """True after close()."""
-        return not getattr(self, "_h", None)
 
     def close(self) -> None:
         """Releases the session (rlx_session_destroy); again is a no-op.
