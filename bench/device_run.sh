@@ -109,6 +109,9 @@
 #                                            # of on and off compared bit for bit; q8ep.txt
 #   bash bench/device_run.sh q8var           # ~5 min: QDQ ResNet-50 / PP-OCRv4 and f32 twins under GEMM variants (q8var.txt)
 #   bash bench/device_run.sh cpu16var        # ~4 min: CPU at 16 threads, defaults vs $CPU16_VARIANTS vs onnxruntime (cpu16var.txt)
+#   bash bench/device_run.sh cpusched        # ~4 min: bench/cpu_spread.py on $CPUSCHED_MODELS under $CPUSCHED_RUNNERS:
+#                                            # each round's wall median beside the process's involuntary context
+#                                            # switches, CPU time and the machine's steal / busy time (cpusched.txt)
 #   bash bench/device_run.sh rnnnode         # ~2 min: bin/rnn_node (one recurrent node on the CPU's fast path)
 #                                            # under batch groups $RNNNODE_GROUPS (default 0,1,2,3,5; 0: the
 #                                            # rule) at $RNNNODE_THREADS (default "16 8 1") on $RNNNODE_NODES
@@ -953,6 +956,17 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
           "${Q8VAR_VARIANTS:-default gpu.gemm_splitk=0 gpu.gemm_splitk=2 gpu.gemm_target_wg=128 gpu.gemm_target_wg=512}" \
           "${Q8VAR_ROUNDS:-2}"
       } 2>&1 | tee "$OUT/q8var.txt"
+      ;;
+    cpusched)
+      {
+        echo "cpusched: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        lscpu 2>/dev/null | grep -E "^(Model name|Thread|Core|Socket|NUMA node\(s\)|Hypervisor)" | tr -s ' '
+        echo "cpu.max: $(cat /sys/fs/cgroup/cpu.max 2>/dev/null); pressure: $(head -1 /proc/pressure/cpu 2>/dev/null)"
+        timeout 420 "$PY" bench/cpu_spread.py --rlx "$RLX" --light-dir "$D/models/light" --rounds "${CPUSCHED_ROUNDS:-3}" \
+          --models "${CPUSCHED_MODELS:-light_squeezenet,light_densenet121,minilm,mobilenet_v2}" \
+          --runners "${CPUSCHED_RUNNERS:-rlx:16,rlx:14,rlx:8,rlx:16:RLX_POOL_SPIN_US=2000,ort:16}" 2>&1
+        echo "pressure after: $(head -1 /proc/pressure/cpu 2>/dev/null)"
+      } 2>&1 | tee "$OUT/cpusched.txt"
       ;;
     rnnnode)
       {
