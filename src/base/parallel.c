@@ -94,6 +94,18 @@ static long now_ns(void) {
     return (long)t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+/* One turn of a spin-wait: the CPU's pause hint, which keeps a spinning
+ * thread from taking the issue slots of the thread on the same core's
+ * other hardware thread (SMT) and from flooding the memory pipeline with
+ * loads of a line that has not changed. */
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* Spins up to p->spin_ns until the generation differs from `seen`; true
  * when it did. */
 static bool spin_until_gen(pool *p, unsigned long seen) {
@@ -102,6 +114,7 @@ static bool spin_until_gen(pool *p, unsigned long seen) {
     long t0 = now_ns();
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(&p->generation, memory_order_acquire) != seen) return true;
+        cpu_relax();
         if ((i & 63) == 0 && now_ns() - t0 > spin) return false;
     }
 }
@@ -112,6 +125,7 @@ static bool spin_until_idle(pool *p) {
     long t0 = now_ns();
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(&p->busy, memory_order_acquire) == 0) return true;
+        cpu_relax();
         if ((i & 63) == 0 && now_ns() - t0 > spin) return false;
     }
 }
@@ -247,11 +261,7 @@ int rlx_parallel_threads(void) {
 void rlx_parallel_pause(unsigned *spins) {
     if (*spins < 4096 && atomic_load_explicit(&g_pool.spin_ns, memory_order_relaxed) > 0) {
         ++*spins;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
+        cpu_relax();
         return;
     }
     sched_yield();
