@@ -112,6 +112,9 @@
 #   bash bench/device_run.sh cpusched        # ~4 min: bench/cpu_spread.py on $CPUSCHED_MODELS under $CPUSCHED_RUNNERS:
 #                                            # each round's wall median beside the process's involuntary context
 #                                            # switches, CPU time and the machine's steal / busy time (cpusched.txt)
+#   bash bench/device_run.sh poolcost        # ~1 min: bin/pool_cost at $POOLCOST_THREADS (default "16 8 2"):
+#                                            # a pool region after gaps of 0-1000 us, small GEMMs split vs
+#                                            # serial ($POOLCOST_SHAPES); poolcost.txt
 #   bash bench/device_run.sh rnnnode         # ~2 min: bin/rnn_node (one recurrent node on the CPU's fast path)
 #                                            # under batch groups $RNNNODE_GROUPS (default 0,1,2,3,5; 0: the
 #                                            # rule) at $RNNNODE_THREADS (default "16 8 1") on $RNNNODE_NODES
@@ -967,6 +970,16 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
           --runners "${CPUSCHED_RUNNERS:-rlx:16,rlx:14,rlx:8,rlx:16:RLX_POOL_SPIN_US=2000,ort:16}" 2>&1
         echo "pressure after: $(head -1 /proc/pressure/cpu 2>/dev/null)"
       } 2>&1 | tee "$OUT/cpusched.txt"
+      ;;
+    poolcost)
+      {
+        echo "poolcost: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        for t in ${POOLCOST_THREADS:-16 8 2}; do
+          RLX_NUM_THREADS=$t timeout 100 "$D/bin/pool_cost" 300 $POOLCOST_SHAPES 2>&1
+          RLX_NUM_THREADS=$t RLX_POOL_SPIN_US=1000 timeout 100 "$D/bin/pool_cost" 300 $POOLCOST_SHAPES 2>&1 | sed 's/^/spin1000 /'
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/poolcost.txt"
       ;;
     rnnnode)
       {

@@ -10,6 +10,7 @@
 #                                  pointwise convolution against im2col + GEMM, bench/pw_conv.c),
 #                                  conv_node (one Conv node on the CPU's fast paths, bench/conv_node.c),
 #                                  rnn_node (one LSTM / GRU node's recurrent fast path, bench/rnn_node.c),
+#                                  pool_cost (the CPU pool's regions, small GEMMs split or not, bench/pool_cost.c),
 #                                  alu_rates (WGSL arithmetic rates, bench/alu_rates.c; when built)
 #                                  (stripped)
 #                           lib/   the shared libraries they load that the
@@ -47,7 +48,8 @@ mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/models/light" "$OUTD"
 
 for b in rlx coop_probe tests/test_gpu_gemm tests/test_gpu_conv tests/test_webgpu tests/test_webgpu_split tests/test_webgpu_share \
          tests/test_webgpu_reduce tests/test_webgpu_index tests/test_webgpu_attention tests/test_fusion tests/test_backend_ops \
-         tests/test_run_stop tests/sgemm_bench tests/pw_conv tests/conv_node tests/rnn_node; do
+         tests/test_run_stop tests/sgemm_bench tests/pw_conv tests/conv_node tests/rnn_node \
+         tests/pool_cost; do
   if [ ! -x "$BUILD/$b" ]; then
     # a base build of an older revision may predate a program: the modes
     # that compare against the base run only rlx from it
