@@ -526,8 +526,9 @@ static void test_arg_nan(void) {
                 CHECK(out[0]->dtype == RLX_DTYPE_I64 && rlx_tensor_numel(out[0]) == R);
                 for (int r = 0; r < R && rlx_tensor_numel(out[0]) == R; r++) {
                     int64_t got = ((const int64_t *)out[0]->data)[r];
-                    CHECK_MSG(got == rows[r].want[c], "%s %s select_last_index %d %s, row [%g %g %g %g]: %lld, want %lld",
-                              op, rlx_dtype_name(dts[d]), c & 1, strided ? "strided" : "contiguous", rows[r].v[0],
+                    CHECK_MSG(got == rows[r].want[c],
+                              "%s %s select_last_index %d %s, row [%g %g %g %g]: %lld, want %lld", op,
+                              rlx_dtype_name(dts[d]), c & 1, strided ? "strided" : "contiguous", rows[r].v[0],
                               rows[r].v[1], rows[r].v[2], rows[r].v[3], (long long)got, (long long)rows[r].want[c]);
                 }
                 test_free_outputs(out, 1);
