@@ -481,21 +481,60 @@ static void test_argmax_argmin(void) {
     }
     rlx_tensor_destroy(x);
     rlx_tensor_destroy(xi);
-    /* NaN is the extreme for both (as numpy): first NaN, or last with ties */
-    int64_t d4 = 4;
-    float v[4] = { 1.0f, NAN, 3.0f, NAN };
-    rlx_tensor *xn = test_tensor_f32(1, &d4, v);
-    for (int c = 0; c < 4; c++) {
-        rlx_attr at[2] = { RLX_ATTR_I("keepdims", 0), RLX_ATTR_I("select_last_index", c & 1) };
-        rlx_tensor **out = NULL;
-        const char *op = c < 2 ? "ArgMax" : "ArgMin";
-        CHECK_OK(run(op, 13, 1, (const rlx_tensor *[]){ xn }, NULL, 1, 2, at, &out));
-        if (out)
-            CHECK_MSG(((const int64_t *)out[0]->data)[0] == ((c & 1) ? 3 : 1), "%s with NaN (select_last %d)", op,
-                      c & 1);
-        test_free_outputs(out, 1);
-    }
-    rlx_tensor_destroy(xn);
+}
+
+/* NaN in the reduced axis (ONNX is silent; docs/ops.md): a left fold from
+ * element 0 in which a NaN at index 0 is the answer and a NaN elsewhere
+ * never wins. The expected indices are onnxruntime 1.22's (CPU EP), run
+ * for f32, f16 and f64 on these rows. Each row is reduced contiguously
+ * (x [13, 4], axis 1: the f32 fast path) and strided (its transpose
+ * [4, 13], axis 0: the reference loop), outputs checked exactly. */
+static void test_arg_nan(void) {
+    static const struct {
+        float v[4];
+        int64_t want[4]; /* ArgMax, ArgMax select_last, ArgMin, ArgMin select_last */
+    } rows[] = {
+        { { NAN, 1, 3, 2 }, { 0, 0, 0, 0 } },         { { 1, NAN, 3, 2 }, { 2, 2, 0, 0 } },
+        { { 1, 3, NAN, 2 }, { 1, 1, 0, 0 } },         { { 1, 3, 2, NAN }, { 1, 1, 0, 0 } },
+        { { NAN, NAN, NAN, NAN }, { 0, 0, 0, 0 } },   { { 1, NAN, 3, NAN }, { 2, 2, 0, 0 } },
+        { { 3, NAN, 3, 1 }, { 0, 2, 3, 3 } },         { { 3, 3, NAN, 1 }, { 0, 1, 3, 3 } },
+        { { 1, NAN, 1, 3 }, { 3, 3, 0, 2 } },         { { NAN, 3, 3, 1 }, { 0, 0, 0, 0 } },
+        { { 3, 1, 3, NAN }, { 0, 2, 1, 1 } },         { { NAN, 1, 3, NAN }, { 0, 0, 0, 0 } },
+        { { -INFINITY, NAN, INFINITY, 0 }, { 2, 2, 0, 0 } },
+    };
+    enum { R = sizeof rows / sizeof rows[0] };
+    static const rlx_dtype dts[3] = { RLX_DTYPE_F32, RLX_DTYPE_F16, RLX_DTYPE_F64 };
+    for (int d = 0; d < 3; d++)
+        for (int strided = 0; strided < 2; strided++) {
+            int64_t dims[2] = { strided ? 4 : R, strided ? R : 4 };
+            rlx_tensor *x = test_tensor(dts[d], 2, dims);
+            for (int r = 0; r < R; r++)
+                for (int j = 0; j < 4; j++) {
+                    size_t i = strided ? (size_t)j * R + (size_t)r : (size_t)r * 4 + (size_t)j;
+                    float v = rows[r].v[j];
+                    if (dts[d] == RLX_DTYPE_F32) ((float *)x->data)[i] = v;
+                    else if (dts[d] == RLX_DTYPE_F64) ((double *)x->data)[i] = v;
+                    else ((uint16_t *)x->data)[i] = rlx_f32_to_f16(v);
+                }
+            for (int c = 0; c < 4; c++) {
+                rlx_attr at[3] = { RLX_ATTR_I("axis", strided ? 0 : 1), RLX_ATTR_I("keepdims", 0),
+                                   RLX_ATTR_I("select_last_index", c & 1) };
+                rlx_tensor **out = NULL;
+                const char *op = c < 2 ? "ArgMax" : "ArgMin";
+                CHECK_OK(run(op, 13, 1, (const rlx_tensor *[]){ x }, NULL, 1, 3, at, &out));
+                if (!out) continue;
+                CHECK(out[0]->dtype == RLX_DTYPE_I64 && rlx_tensor_numel(out[0]) == R);
+                for (int r = 0; r < R && rlx_tensor_numel(out[0]) == R; r++) {
+                    int64_t got = ((const int64_t *)out[0]->data)[r];
+                    CHECK_MSG(got == rows[r].want[c],
+                              "%s %s select_last_index %d %s, row [%g %g %g %g]: %lld, want %lld", op,
+                              rlx_dtype_name(dts[d]), c & 1, strided ? "strided" : "contiguous", rows[r].v[0],
+                              rows[r].v[1], rows[r].v[2], rows[r].v[3], (long long)got, (long long)rows[r].want[c]);
+                }
+                test_free_outputs(out, 1);
+            }
+            rlx_tensor_destroy(x);
+        }
 }
 
 /* ================================================================ Einsum */
@@ -1121,6 +1160,7 @@ int main(void) {
     test_reduce_logsumexp_large();
     test_reduce_dynamic_axes_inference();
     test_argmax_argmin();
+    test_arg_nan();
     test_einsum();
     test_layer_norm();
     test_group_instance_norm();

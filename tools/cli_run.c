@@ -57,7 +57,10 @@ static void print_help(FILE *f) {
             "                         is close: |a-b| <= atol + rtol*|b| for every element\n"
             "                         (numpy.allclose's test with equal_nan: NaN on both sides\n"
             "                         is close; else NOT CLOSE with the count,\n"
-            "                         JSON \"close\", \"not_close\"); an output whose dtype or\n"
+            "                         JSON \"close\", \"not_close\"); integer and bool outputs\n"
+            "                         compare exactly, as integers (int64 past 2^53 too):\n"
+            "                         close only where every element is equal (JSON\n"
+            "                         \"exact\": true); an output whose dtype or\n"
             "                         shape differs, or with an element NaN on one side only,\n"
             "                         is a MISMATCH (JSON \"mismatch\": true); string\n"
             "                         outputs are equal or a MISMATCH with the count of\n"
@@ -427,6 +430,62 @@ static void free_outputs(rlx_tensor **outs, size_t n) {
 
 /* ------------------------------------------------------------ check */
 
+/* --check of an integer or bool output (same dtype and shape on both
+ * sides): element by element as integers, exactly. Through doubles (the
+ * float path) int64 and uint64 values past 2^53 that differ could round to
+ * the same double and pass; atol and rtol do not apply. Prints (or adds to
+ * j) one line in the float path's form: max abs diff (exact), max rel diff
+ * and normwise rel (doubles, for the eye), and "close" only where every
+ * element is equal (else NOT CLOSE with the count). */
+static void check_int_output(const char *name, const rlx_tensor *a, const rlx_tensor *b, cli_json *j) {
+    int kind = int_kind(a->dtype);
+    size_t n = rlx_tensor_numel(a), worst = 0, n_diff = 0;
+    uint64_t max_abs = 0;
+    double max_rel = 0.0, d2 = 0.0, r2 = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t d, mag; /* |a - b| and |b|, exact in uint64 */
+        if (kind == 1) {
+            int64_t x = elem_i64(a, k), y = elem_i64(b, k);
+            d = x >= y ? (uint64_t)x - (uint64_t)y : (uint64_t)y - (uint64_t)x;
+            mag = y < 0 ? 0 - (uint64_t)y : (uint64_t)y;
+        } else {
+            uint64_t x = elem_u64(a, k), y = elem_u64(b, k);
+            d = x >= y ? x - y : y - x;
+            mag = y;
+        }
+        if (d > max_abs) max_abs = d, worst = k;
+        if (d) {
+            n_diff++;
+            if (mag && (double)d / (double)mag > max_rel) max_rel = (double)d / (double)mag;
+        }
+        d2 += (double)d * (double)d;
+        r2 += (double)mag * (double)mag;
+    }
+    double normwise = r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2);
+    if (j) {
+        cli_json_obj(j, NULL);
+        cli_json_s(j, "name", name);
+        cli_json_b(j, "mismatch", false);
+        cli_json_b(j, "exact", true); /* an integer output: compared exactly, no tolerances */
+        cli_json_u(j, "max_abs", max_abs);
+        cli_json_u(j, "max_abs_index", worst);
+        cli_json_n(j, "max_rel", max_rel);
+        cli_json_n(j, "rel_floor", 0.0);
+        cli_json_n(j, "normwise_rel", normwise);
+        cli_json_u(j, "nan_one_side", 0);
+        cli_json_u(j, "not_close", n_diff);
+        cli_json_b(j, "close", n_diff == 0);
+        cli_json_end_obj(j);
+        return;
+    }
+    printf("  %-24s max abs diff %" PRIu64 " (at flat index %zu), max rel diff %.3g, ", cli_esc(name), max_abs, worst,
+           max_rel);
+    if (n_diff)
+        printf("NOT CLOSE (%zu of %zu elements differ; %s compares exactly), ", n_diff, n, rlx_dtype_name(a->dtype));
+    else printf("close (equal; %s compares exactly), ", rlx_dtype_name(a->dtype));
+    printf("normwise rel %.3g\n", normwise);
+}
+
 static int check_against_cpu(const run_opts *o, const rlx_model *m, size_t n_in, const char *const *names,
                              const rlx_tensor *const *inputs, rlx_session *s, rlx_tensor **outs, size_t n_out,
                              cli_json *j) {
@@ -488,6 +547,10 @@ static int check_against_cpu(const run_opts *o, const rlx_model *m, size_t n_in,
                 printf("  %-24s strings equal (%zu)\n", cli_esc(name), n);
             continue;
         }
+        if (int_kind(a->dtype)) {
+            check_int_output(name, a, b, j);
+            continue;
+        }
         size_t n = rlx_tensor_numel(a), n_nan = 0, worst = 0, n_far = 0;
         /* the rel diff leaves out elements small against the output's
          * scale (|b| below CHECK_REL_FLOOR * max|b|): near 0 any rounding
@@ -537,7 +600,9 @@ static int check_against_cpu(const run_opts *o, const rlx_model *m, size_t n_in,
         if (n_nan) printf(", %zu elements NaN on one side only", n_nan);
         printf("\n");
     }
-    if (!j) printf("  (close: |a-b| <= atol + rtol*|cpu| for every element, atol %g, rtol %g)\n", o->atol, o->rtol);
+    if (!j)
+        printf("  (close: |a-b| <= atol + rtol*|cpu| for every element, atol %g, rtol %g; integer and bool outputs:"
+               " equal)\n", o->atol, o->rtol);
     if (j) cli_json_end_arr(j);
     free_outputs(ref, n_ref);
     rlx_session_destroy(cpu);

@@ -1,7 +1,7 @@
 /* Cases of the reduction and normalisation lowerings (lower_reduce.c): the
  * Reduce* ops over every pattern of kept and reduced axes (negative axes,
  * keepdims, noop_with_empty_axes, axes longer than a workgroup, empty
- * axes), ArgMax/ArgMin with ties, Softmax / LogSoftmax / Hardmax (the
+ * axes), ArgMax/ArgMin with ties and NaN, Softmax / LogSoftmax / Hardmax (the
  * pre-13 2-D coercion too, masked rows of -inf), and the normalisations
  * (Layer, RMS, Instance, Group, Lp, MeanVariance, LRN). Tolerances: the GPU
  * sums in another order (tree reductions), so sums get a relative and an
@@ -258,10 +258,10 @@ static void gen_arg(bo_ctx *ctx, const void *arg) {
         bo_single(c, op, 1, &x, NULL, 1, 3, a);
         bo_run(ctx, c);
     }
-    /* special values (bo_specials by row along the last axis): NaN ranks
-     * above every number (the first NaN, or the last with
-     * select_last_index), -0 ties with +0, rows of -inf, +inf or NaN only;
-     * f32 and f16, rows shorter and longer than a workgroup */
+    /* special values (bo_specials by row along the last axis): a NaN wins
+     * only as a row's element 0 (docs/ops.md), -0 ties with +0, rows of
+     * -inf, +inf or NaN only; f32 and f16, rows shorter and longer than a
+     * workgroup */
     static const bo_shape k_special[] = { { 2, { 16, 13 } }, { 2, { 16, 300 } }, { 3, { 2, 8, 70 } } };
     for (int t = 0; t < 8; t++) {
         bo_case *c = bo_next(ctx, 13);
@@ -275,6 +275,54 @@ static void gen_arg(bo_ctx *ctx, const void *arg) {
         bo_desc(c, "%s%s x%s special values axis=-1 select_last_index=%d", op, half ? " f16" : "",
                 bo_shape_str(s->rank, s->d, sb, 96), last);
         rlx_attr a[3] = { RLX_ATTR_I("axis", -1), RLX_ATTR_I("keepdims", 1), RLX_ATTR_I("select_last_index", last) };
+        bo_single(c, op, 1, &x, NULL, 1, 3, a);
+        bo_run(ctx, c);
+    }
+    /* NaN places: random small integers (ties), then per row (r % 7) a NaN
+     * at element 0 (the answer, onnxruntime's rule), at element 0 with the
+     * extreme tied later, in the middle and at the end (never the answer),
+     * at the end only, everywhere, nowhere, at random in a fifth but not at
+     * element 0. Shapes [outer, len, inner] reduced along 1 reach each
+     * scheme of reduce.wgsl: contiguous rows shorter and longer than a
+     * workgroup, f16, strided rows one invocation each (COLS) and a
+     * workgroup each, few long rows (SPLIT, 2 x 16400). */
+    static const struct { bo_shape s; bool half; const char *what; } k_nan[] = {
+        { { 3, { 7, 13, 1 } }, false, "short contiguous rows" },
+        { { 3, { 7, 300, 1 } }, false, "rows longer than a workgroup" },
+        { { 3, { 7, 70, 1 } }, true, "f16 rows" },
+        { { 3, { 5, 40, 3 } }, false, "strided rows, one invocation each" },
+        { { 3, { 3, 100, 12 } }, false, "strided rows, a workgroup each" },
+        { { 3, { 2, 16400, 1 } }, false, "few long rows (split)" },
+    };
+    for (int t = 0; t < 2 * (int)BO_LEN(k_nan); t++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const bo_shape *s = &k_nan[t / 2].s;
+        int last = t % 2;
+        size_t outer = (size_t)s->d[0], len = (size_t)s->d[1], inner = (size_t)s->d[2];
+        rlx_tensor *x = bo_rand(k_nan[t / 2].half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, 3, s->d, -3, 3);
+        for (size_t i = 0; i < outer * len * inner; i++) bo_set(x, i, (double)bo_rand_below(7) - 3);
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < inner; i++) {
+                size_t base = o * len * inner + i, r = o * inner + i;
+#define AT(j) (base + (size_t)(j) * inner)
+                switch (r % 7) {
+                case 0: bo_set(x, AT(0), NAN); bo_set(x, AT(len / 2), NAN); break;
+                case 1: bo_set(x, AT(0), NAN); bo_set(x, AT(len - 1), 9); bo_set(x, AT(len / 3), -9); break;
+                case 2: bo_set(x, AT(len / 2), NAN); bo_set(x, AT(len - 1), NAN); break;
+                case 3: bo_set(x, AT(len - 1), NAN); break;
+                case 4: for (size_t j = 0; j < len; j++) bo_set(x, AT(j), NAN); break;
+                case 5: break;
+                default:
+                    for (size_t j = 1; j < len; j++)
+                        if (bo_rand_below(5) == 0) bo_set(x, AT(j), NAN);
+                }
+#undef AT
+            }
+        char sb[96];
+        bo_desc(c, "%s%s x%s axis=1 select_last_index=%d NaN places: %s", op, k_nan[t / 2].half ? " f16" : "",
+                bo_shape_str(s->rank, s->d, sb, 96), last, k_nan[t / 2].what);
+        rlx_attr a[3] = { RLX_ATTR_I("axis", 1), RLX_ATTR_I("keepdims", 0), RLX_ATTR_I("select_last_index", last) };
         bo_single(c, op, 1, &x, NULL, 1, 3, a);
         bo_run(ctx, c);
     }

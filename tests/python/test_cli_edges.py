@@ -26,7 +26,10 @@
   --gpu-iters N ignored N silently; --check's max rel diff blew up on
   elements near 0 (5.5 on a GEMM with cancelling rows); two inputs
   declared [N, 4] fed with different N were refused though the ops allow
-  it (onnxruntime runs it)."""
+  it (onnxruntime runs it).
+- --check compared integer outputs as doubles within atol + rtol*|cpu|:
+  int64 / uint64 past 2^53 that differ could compare equal, and rtol let
+  any integer output within |cpu|/1000 pass. Integers now compare exactly."""
 
 import json
 import os
@@ -392,6 +395,56 @@ p = rlx("run", mm, *feed, "--check", "--atol", "1e-400", "--rtol", "1e-3", "--it
 C.check(p.returncode == 0 and "atol 0, rtol 0.001" in p.stdout, "--atol 1e-400: %s%s" % (p.stdout[-300:], p.stderr))
 p = rlx("run", mm, "--check", "--atol", "1e400", "--iters", "0")
 C.check(p.returncode == 2 and "bad --atol" in p.stderr, "--atol 1e400: %s" % p.stderr.strip())
+
+# ---------------------------------------------------------------- --check of integer outputs
+# --check compared every output as doubles with atol + rtol*|cpu|: int64
+# and uint64 values past 2^53 that differ could round to the same double
+# (the GPU against the CPU below at --atol 0 --rtol 0: 54 of 3305 differing
+# int64 elements seen, max abs diff 256 for 16), and the default rtol 1e-3
+# let any integer output pass that was within |cpu|/1000 (all three here
+# "close"). Integer outputs now compare exactly. The model: an f32 GEMM
+# scaled by 2^20 (an f32 ulp of its results is about one unit) cast to
+# int64 + 2^60, int32, and uint64 (|.|) + 2^63; the GPU sums in another
+# order, so units differ. The CPU against itself is equal. The GPU part is
+# skipped without a GPU.
+ints = save_graph("ints", h.make_graph(
+    [h.make_node("MatMul", ["a", "b"], ["y"]), h.make_node("Mul", ["y", "k"], ["s"]),
+     h.make_node("Cast", ["s"], ["si"], to=T.INT64), h.make_node("Add", ["si", "big"], ["i64"]),
+     h.make_node("Cast", ["s"], ["i32"], to=T.INT32), h.make_node("Abs", ["s"], ["sa"]),
+     h.make_node("Cast", ["sa"], ["su"], to=T.UINT64), h.make_node("Add", ["su", "ubig"], ["u64"])], "ints",
+    [vi("a", [64, 512]), vi("b", [512, 64])],
+    [h.make_tensor_value_info(n, t, [64, 64]) for n, t in (("i64", T.INT64), ("i32", T.INT32), ("u64", T.UINT64))],
+    initializer=[onnx.numpy_helper.from_array(np.array(2.0**20, np.float32), "k"),
+                 onnx.numpy_helper.from_array(np.array(2**60, np.int64), "big"),
+                 onnx.numpy_helper.from_array(np.array(2**63, np.uint64), "ubig")]))
+for dev in ("cpu", "gpu"):
+    p = rlx("run", ints, *feed, "--device", dev, "--check", "--iters", "0", "--quiet", "--json")
+    if dev == "gpu" and p.returncode != 0 and "ADAPTER" in p.stdout + p.stderr:
+        print("no GPU: the --check integer case is skipped")
+        continue
+    cks = {c["name"]: c for c in json.loads(p.stdout)["check"]} if p.returncode == 0 else {}
+    C.check(set(cks) == {"i64", "i32", "u64"}, "--check of integers on %s: %r %s" % (dev, cks, p.stderr))
+    for name, ck in sorted(cks.items()):
+        what = "--check of %s on %s: %r" % (name, dev, ck)
+        C.check(ck.get("exact") is True and isinstance(ck.get("max_abs"), int), what)
+        if dev == "cpu":
+            C.check(ck.get("close") is True and ck.get("max_abs") == 0 and ck.get("not_close") == 0, what)
+        else:
+            C.check(ck.get("close") is False and 0 < ck.get("max_abs", 0) < 2**20 and ck.get("not_close", 0) > 0, what)
+    if dev == "gpu" and len(cks) == 3:
+        # i64 is i32 + 2^60: the same differences, counted exactly past 2^53
+        C.check(all(cks["i64"][k] == cks["i32"][k] for k in ("not_close", "max_abs", "max_abs_index")),
+                "--check of integers: i64 and i32 differ differently: %r" % cks)
+        print("--check of integers on the GPU: %d of 4096 elements differ, max abs diff %d (exact)" %
+              (cks["i64"]["not_close"], cks["i64"]["max_abs"]))
+    # the text form; tolerances do not apply to integers
+    p = rlx("run", ints, *feed, "--device", dev, "--check", "--iters", "0", "--quiet", "--atol", "1e9", "--rtol", "1")
+    for name, dt in (("i64", "i64"), ("i32", "i32"), ("u64", "u64")):
+        line = re.search(r"^  %s +(.*)$" % name, p.stdout.split("check against the CPU backend:")[-1], re.M)
+        want = "close (equal; %s compares exactly)" % dt if dev == "cpu" else "NOT CLOSE ("
+        got = line.group(1) if line else p.stdout[-600:]
+        C.check(p.returncode == 0 and line is not None and want in got,
+                "--check of %s on %s at --atol 1e9 --rtol 1: %r" % (name, dev, got))
 
 # ---------------------------------------------------------------- one dim name, two sizes
 # a [N, 4] and b [N, 4] fed with N = 2 and 3: the ops decide (onnxruntime runs it)

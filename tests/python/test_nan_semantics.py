@@ -10,7 +10,12 @@ on the GPU when there is an adapter:
   NaN); planes with and without NaN side by side, shapes that take the
   CPU's fast paths (column blocks, two planes per vector, small planes,
   rows of 600, dilation);
-- ReduceMax and ArgMax agree (ArgMax: the first NaN's index, numpy's);
+- ArgMax and ArgMin give onnxruntime's indices (ONNX is silent on NaN):
+  a row whose element 0 is NaN gives 0, a NaN elsewhere never wins (numpy's
+  argmax, the first NaN, is recorded, not followed); f32, f16 and f64,
+  both select_last_index, rows with NaN at element 0, in the middle, at
+  the end, everywhere, among ties; contiguous and strided rows, rows
+  longer than a workgroup;
 - Cast float -> integer saturates to the target's range (+-inf too), NaN
   gives 0 (docs/ops.md);
 - Range with a NaN start, limit or delta is refused naming it; an infinite
@@ -169,7 +174,38 @@ for shape in [(1, 6, 4, 4), (2, 4, 700), (1, 4, 20, 20)]:
     run_all("ReduceMax x%s" % list(shape), b, {"x": x}, want)
     b = model([H.make_node("ArgMax", ["x"], ["y"], axis=len(shape) - 1, keepdims=0)], [vi("x", T.FLOAT, list(shape))],
               [vi("y", T.INT64, None)])
-    run_all("ArgMax x%s" % list(shape), b, {"x": x}, np.argmax(x, axis=len(shape) - 1))
+    ort = onnxruntime.InferenceSession(b, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    run_all("ArgMax x%s" % list(shape), b, {"x": x}, ort)
+
+# ------------------------------------------------------------ ArgMax, ArgMin against onnxruntime
+ARG_ROWS = [[np.nan, 1, 3, 2], [1, np.nan, 3, 2], [1, 3, 2, np.nan], [np.nan] * 4, [3, np.nan, 3, 1],
+            [1, np.nan, 1, 3], [np.nan, 3, 3, 1], [3, 1, 3, np.nan], [-np.inf, np.nan, np.inf, 0]]
+argmax_numpy = np.argmax(np.array(ARG_ROWS[:3]), axis=1).tolist()
+for npt, et in [(np.float32, T.FLOAT), (np.float16, T.FLOAT16), (np.float64, T.DOUBLE)]:
+    for shape, axis in [((9, 4), 1), ((4, 9), 0), ((6, 300), 1), ((2, 70, 3), 1)]:
+        if shape == (9, 4):
+            x = np.array(ARG_ROWS, npt)
+        elif shape == (4, 9):
+            x = np.array(ARG_ROWS, npt).T.copy()
+        else:  # small integers (ties), NaN at element 0 of every third row, at random elsewhere
+            x = rng.integers(-3, 4, shape).astype(npt)
+            xm = np.moveaxis(x, axis, -1)
+            xm[rng.random(xm.shape) < 0.05] = np.nan
+            rows = xm.reshape(-1, shape[axis])
+            rows[::3, 0] = np.nan
+            rows[1::3, 0] = 5
+            rows[2, :] = np.nan
+            x = np.moveaxis(xm, -1, axis).copy()
+        for op in ("ArgMax", "ArgMin"):
+            for last in (0, 1):
+                b = model([H.make_node(op, ["x"], ["y"], axis=axis, keepdims=0, select_last_index=last)],
+                          [vi("x", et, list(shape))], [vi("y", T.INT64, None)], opset=13)
+                ort = onnxruntime.InferenceSession(b, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+                if (npt, shape, op, last) == (np.float32, (9, 4), "ArgMax", 0):
+                    argmax_ort = ort[:3].tolist()
+                run_all("%s %s x%s axis %d select_last_index %d" % (op, np.dtype(npt).name, list(shape), axis, last),
+                        b, {"x": x}, ort)
+print("ArgMax of %s: numpy %s, onnxruntime (rlx's rule) %s" % (ARG_ROWS[:3], argmax_numpy, argmax_ort))
 
 # ------------------------------------------------------------ Cast float -> integer
 x = np.concatenate([np.array([np.inf, -np.inf, np.nan, 3e9, -3e9, 1.5, -1.5, 2147483520, -2147483648, 4294967040,

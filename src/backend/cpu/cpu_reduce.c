@@ -579,17 +579,16 @@ REDUCE_KERNEL(k_reduce_sumsq, R_SUMSQ)
 
 /* ------------------------------------------------------------ ArgMax / ArgMin */
 
-/* Three-way comparison in which NaN ranks above every number (so ArgMax
- * picks a NaN, as numpy does). */
-static inline int cmp_nan_top(double a, double b) {
-    bool na = a != a, nb = b != b;
-    if (na || nb) return (int)na - (int)nb;
-    return (a > b) - (a < b);
-}
-
 /* ONNX ArgMax/ArgMin-13: index along `axis` of the first (or, with
- * select_last_index, the last) extreme element; int64 output. NaN counts as
- * the extreme for both. */
+ * select_last_index, the last) extreme element; int64 output.
+ * NaN (ONNX says nothing): a left fold from element 0 in which element j
+ * replaces the best so far when x[j] > best (ArgMin: <; select_last_index
+ * also on ==), as onnxruntime 1.22's CPU kernels do for f16, f32 and f64
+ * on every shape: a NaN at index 0 is the answer (NaN compares false, so
+ * nothing replaces it), a NaN elsewhere never wins. So a row gives 0 when
+ * its element 0 is NaN (all NaN included), else the index its non-NaN
+ * elements give. numpy's argmax (the first NaN) differs; Hardmax
+ * (cpu_nn_gemm.c) folds the same way. */
 static rlx_status arg_run(rlx_cpu_kctx *k, bool is_max) {
     const rlx_tensor *x = k->in[0];
     int64_t *py = k->out[0]->data;
@@ -616,7 +615,8 @@ static rlx_status arg_run(rlx_cpu_kctx *k, bool is_max) {
                 int cmp;
                 if (is_float) {
                     double v = ld(x, i), w = ld(x, b);
-                    cmp = is_max ? cmp_nan_top(v, w) : cmp_nan_top(-v, -w);
+                    if (v != v || w != w) cmp = -1; /* a NaN neither replaces the best nor ties it */
+                    else cmp = is_max ? (v > w) - (v < w) : (v < w) - (v > w);
                 } else if (u64) {
                     uint64_t v = ((const uint64_t *)x->data)[i], w = ((const uint64_t *)x->data)[b];
                     cmp = is_max ? (v > w) - (v < w) : (v < w) - (v > w);

@@ -208,19 +208,6 @@ typedef struct arg_job {
     bool is_max, last;
 } arg_job;
 
-/* A row with a NaN: NaN ranks above every number for both ops (the
- * reference's order), equal NaNs tie. */
-static size_t arg_row_nan(const float *x, size_t len, bool is_max, bool last) {
-    size_t best = 0;
-    for (size_t j = 1; j < len; j++) {
-        float v = x[j], w = x[best];
-        bool nv = v != v, nw = w != w;
-        int cmp = (nv || nw) ? (int)nv - (int)nw : is_max ? (v > w) - (v < w) : (v < w) - (v > w);
-        if (cmp > 0 || (last && cmp == 0)) best = j;
-    }
-    return best;
-}
-
 static void arg_rows(void *ctx, size_t r0, size_t r1) {
     const arg_job *a = ctx;
     size_t len = a->len;
@@ -228,30 +215,25 @@ static void arg_rows(void *ctx, size_t r0, size_t r1) {
         const float *x = a->x + r * len;
         size_t best = 0;
         float bv = x[0];
-        bool nan = bv != bv;
-        /* four loops without a mode test inside */
+        /* four loops without a mode test inside; a NaN fails every
+         * comparison, which is the reference's NaN rule (cpu_reduce.c) */
         if (a->is_max && !a->last) {
             for (size_t j = 1; j < len; j++) {
-                nan |= x[j] != x[j];
                 if (x[j] > bv) bv = x[j], best = j;
             }
         } else if (a->is_max) {
             for (size_t j = 1; j < len; j++) {
-                nan |= x[j] != x[j];
                 if (x[j] >= bv) bv = x[j], best = j;
             }
         } else if (!a->last) {
             for (size_t j = 1; j < len; j++) {
-                nan |= x[j] != x[j];
                 if (x[j] < bv) bv = x[j], best = j;
             }
         } else {
             for (size_t j = 1; j < len; j++) {
-                nan |= x[j] != x[j];
                 if (x[j] <= bv) bv = x[j], best = j;
             }
         }
-        if (nan) best = arg_row_nan(x, len, a->is_max, a->last);
         a->y[r] = (int64_t)best;
     }
 }

@@ -103,7 +103,10 @@ static const gpu_note k_gpu_notes[] = {
       "Over an empty set both devices give 0 for Mean (ONNX leaves it undefined; onnxruntime gives 0) and L2, "
       "-inf for LogSum and LogSumExp. L2 sums scaled squares (as BLAS nrm2), so values whose squares overflow or "
       "underflow f32 (3e20, 1e-25) give their norm, as the CPU's double sums." },
-    { "ArgMax ArgMin", "f32, f16 or i32 data; a non-empty axis." },
+    { "ArgMax ArgMin", "f32, f16 or i32 data; a non-empty axis. NaN (ONNX is silent) as onnxruntime on both devices: "
+                       "a row whose element 0 is NaN gives 0 (a row of NaN too), a NaN elsewhere never wins, so "
+                       "the other rows give the index of their extreme non-NaN value (numpy's argmax, the first "
+                       "NaN, differs)." },
     { "LayerNormalization",
       "f32 or f16 (statistics in f32); Scale and B of the input's type that broadcast only within the normalised "
       "dims; the Mean and InvStdDev outputs of the input's type." },

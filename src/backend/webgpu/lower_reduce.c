@@ -263,7 +263,8 @@ static rlx_status lower_reduce(wg_lower *L) {
 }
 
 /* ArgMax/ArgMin-1/11/12/13: i64 indices along `axis` (keepdims), the first
- * extreme (the last with select_last_index, 12+); NaN ranks highest. f32 or
+ * extreme (the last with select_last_index, 12+); NaN as the CPU's fold
+ * from element 0 (cpu_reduce.c): a NaN wins only as element 0. f32, f16 or
  * i32 data. */
 static rlx_status lower_arg(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
@@ -282,7 +283,7 @@ static rlx_status lower_arg(wg_lower *L) {
 /* Hardmax-1/11 (input coerced to 2-D at axis, default 1) and -13 (one
  * axis, default -1): 1 at the first maximum of each row, 0 elsewhere. Three
  * dispatches: the row's index as the CPU's fold from element 0 with ">"
- * picks it (RED_HARDMAX: a NaN only as element 0) into scratch (i64
+ * picks it (RED_ARGMAX: a NaN only as element 0) into scratch (i64
  * pairs), the values (0, 1) after them, and kernels/onehot.wgsl writing y.
  * f32. */
 static rlx_status lower_hardmax(wg_lower *L) {
@@ -307,7 +308,7 @@ static rlx_status lower_hardmax(wg_lower *L) {
     redview rv;
     RLX_TRY(make_redview(L, dims, 3, ax, &rv));
     wg_scratch(L, 2 * rows + 2);
-    RLX_TRY(emit_reduce_to(L, RED_HARDMAX, false, false, &rv, WG_SCRATCH, 0, 2 * rows, 2 * rows + 2));
+    RLX_TRY(emit_reduce_to(L, RED_ARGMAX, false, false, &rv, WG_SCRATCH, 0, 2 * rows, 2 * rows + 2));
     wg_dispatch *f = wg_emit(L, "fill");
     wg_bind(L, f, "y_off", WG_SCRATCH, 2 * rows, 2);
     WG_P(L, f, wg_pu("n", 2), wg_pu("value", 0), wg_pu("value_hi", f32_bits(1.0f)));

@@ -20,11 +20,11 @@
     X(CMP_EQ) X(CMP_LT) X(CMP_GT) X(CMP_LE) X(CMP_GE) X(CMP_AND) X(CMP_OR) X(CMP_XOR) X(CMP_NOT) X(CMP_ISNAN)     \
     X(CMP_ISINF)
 
-/* reduce.wgsl OP: Reduce* (RED_LSE is ReduceLogSumExp), ArgMax, ArgMin,
- * and RED_HARDMAX (ArgMax as Hardmax picks: a NaN only as element 0). */
+/* reduce.wgsl OP: Reduce* (RED_LSE is ReduceLogSumExp), ArgMax (also
+ * Hardmax's index), ArgMin. */
 #define WG_RED_CODES(X)                                                                                             \
     X(RED_SUM) X(RED_MEAN) X(RED_MAX) X(RED_MIN) X(RED_PROD) X(RED_L1) X(RED_L2) X(RED_LOGSUM) X(RED_LSE)          \
-    X(RED_SUMSQ) X(RED_ARGMAX) X(RED_ARGMIN) X(RED_HARDMAX)
+    X(RED_SUMSQ) X(RED_ARGMAX) X(RED_ARGMIN)
 
 /* norm.wgsl and norm_split.wgsl MODE: LayerNormalization (and Instance-,
  * GroupNormalization), RMSNormalization, LpNormalization p = 1 and 2,

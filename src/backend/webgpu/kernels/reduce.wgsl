@@ -17,11 +17,12 @@
 // earlier operand of equal values, which is the first in the row except
 // across invocations (and where a compiler makes the select a max()),
 // where only -0 and +0 differ in bits: a zero result becomes the row's
-// first zero (finish; one invocation scans the row, in that case only). ArgMax/ArgMin rank NaN above every number and take the
-// first extreme index (the last with LAST). HARDMAX: ArgMax as the CPU's
-// Hardmax (cpu_nn_gemm.c) folds a row from element 0 with ">": a NaN
-// ranks above every number as element 0 (the fold keeps it), below every
-// number elsewhere (it never wins). INT: i32 data with
+// first zero (finish; one invocation scans the row, in that case only).
+// ArgMax/ArgMin take the first extreme index (the last with LAST) and give
+// what the CPU's fold from element 0 with ">" (ArgMin "<") gives
+// (cpu_reduce.c, onnxruntime's NaN rule; Hardmax's index too): a NaN ranks
+// above every number as element 0 (the fold keeps it), below every number
+// elsewhere (it never wins). INT: i32 data with
 // wrapping arithmetic (sum, prod, max, min, l1, sumsquare, arg*).
 // Schemes: one workgroup of WG invocations per output (per-invocation
 // partials over j = t, t + WG, ..., then a shared-memory tree; CONTIG: the
@@ -110,10 +111,9 @@ fn better(a: Acc, b: Acc) -> Acc {
         let nx = is_nan(x);
         let ny = is_nan(y);
         if (nx || ny) {
-            c = i32(nx) - i32(ny);
-            if (OP == RED_HARDMAX) {
-                c = select(0, select(-1, 1, a.idx == 0u), nx) - select(0, select(-1, 1, b.idx == 0u), ny);
-            }
+            // The CPU's fold from element 0 (cpu_reduce.c): a NaN at index 0
+            // beats every candidate, a NaN elsewhere loses to every number.
+            c = select(0, select(-1, 1, a.idx == 0u), nx) - select(0, select(-1, 1, b.idx == 0u), ny);
         } else {
             c = select(select(0, -1, x < y), 1, x > y);
             if (OP == RED_ARGMIN) { c = -c; }
