@@ -129,6 +129,12 @@ struct rlx_backend {
      * binds a run's graph inputs (which steps only read) and outputs (the
      * caller's tensors) so that the run copies neither (runtime/exec.c). */
     void (*bind_value)(rlx_backend_exe *exe, int value, void *data);
+    /* Optional, host backends: gives back the plain data of the model's
+     * constants this executable freed (rlx_program.release_model_consts)
+     * where it is still missing, unpacked exactly from its packs; a no-op
+     * when it freed none. errors: RLX_ERR_OUT_OF_MEMORY, RLX_ERR_INTERNAL
+     * (the GEMM kernel changed since the packing). */
+    rlx_status (*restore_consts)(rlx_backend_exe *exe);
 };
 
 /* The CPU backend's configuration, from the session's options (copied at

@@ -23,6 +23,11 @@ struct rlx_backend_exe {
     rlx_cpu_sgemm_pack *packs; /* per step: its constant GEMM operand, packed (rlx_cpu_prepare_node) */
     uint64_t released;   /* bytes of the plan's constants freed after packing (release_step) */
     unsigned pack_state; /* rlx_cpu_pack_state() when they were */
+    /* the model's constants freed (rlx_program.release_model_consts): value
+     * rel_v[i] of the plan, read through step rel_s[i]'s pack (restore_consts) */
+    int *rel_v, *rel_s;
+    size_t n_rel;
+    int winograd; /* the compile's cpu config winograd (the probe packs repeat its packing) */
     /* a step's input and output views, as many as the widest node has
      * (sized at compile: runs allocate nothing) */
     const rlx_tensor **io_in;
@@ -51,9 +56,31 @@ typedef struct release_plan {
     uint8_t *use; /* per value: 1 read through packs alone so far, 2 read otherwise */
 } release_plan;
 
-/* The plan's own constants are candidates: graph outputs, the model's
- * (borrowed) and every constant of a plan with device steps are not (a
- * GPU session's CPU backend keeps them all: session.c). */
+/* Orders konst pointers (release_begin finds those two values share). */
+typedef struct konst_ref {
+    const rlx_tensor *t;
+    int v;
+} konst_ref;
+
+static int cmp_konst_ref(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)((const konst_ref *)a)->t, y = (uintptr_t)((const konst_ref *)b)->t;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether the model's constant t may be freed: f32, at most 2^24 elements
+ * (the probe's indices, release_check, are then exact floats). */
+static bool model_konst_ok(const rlx_tensor *t) {
+    if (t->dtype != RLX_DTYPE_F32 || !t->data) return false;
+    size_t n = 1;
+    for (int d = 0; d < t->rank; d++) n *= (size_t)t->dims[d];
+    return n > 0 && n <= (1u << 24) && n * sizeof(float) == t->nbytes;
+}
+
+/* The plan's own constants are candidates, and with
+ * p->release_model_consts the model's (borrowed) f32 ones that no other
+ * value of the plan shares; graph outputs and every constant of a plan
+ * with device steps are not (a GPU session's CPU backend keeps them all:
+ * session.c). */
 static bool release_begin(const rlx_program *p, release_plan *r) {
     const rlx_graph *g = p->g;
     r->last = malloc((g->n_values + 1) * sizeof *r->last);
@@ -67,21 +94,127 @@ static bool release_begin(const rlx_program *p, release_plan *r) {
             if (n->in[j] >= 0) r->last[n->in[j]] = (int)s;
     }
     for (size_t i = 0; i < g->n_outputs; i++) r->use[g->outputs[i]] = 2;
+    size_t nb = 0;
+    for (size_t v = 0; v < g->n_values; v++) {
+        const rlx_value *val = &g->values[v];
+        if (!val->konst) r->use[v] = 2;
+        else if (val->flags & RLX_VALUE_KONST_BORROWED) {
+            if (p->release_model_consts && model_konst_ok(val->konst)) nb++;
+            else r->use[v] = 2;
+        }
+    }
+    if (!nb) return true;
+    /* two values of one model tensor (one may be read plain): neither goes */
+    konst_ref *refs = malloc(nb * sizeof *refs);
+    if (!refs) return false;
+    nb = 0;
     for (size_t v = 0; v < g->n_values; v++)
-        if (!g->values[v].konst || (g->values[v].flags & RLX_VALUE_KONST_BORROWED)) r->use[v] = 2;
+        if (g->values[v].konst && (g->values[v].flags & RLX_VALUE_KONST_BORROWED) && r->use[v] != 2)
+            refs[nb++] = (konst_ref){ g->values[v].konst, (int)v };
+    qsort(refs, nb, sizeof *refs, cmp_konst_ref);
+    for (size_t i = 1; i < nb; i++)
+        if (refs[i].t == refs[i - 1].t) r->use[refs[i].v] = r->use[refs[i - 1].v] = 2;
+    free(refs);
     return true;
+}
+
+/* Step s's packing of its input 1 redone on a probe of w's shape whose
+ * element i holds i + 1 (exact: model_konst_ok), into *probe: each packed
+ * float then names the plain element it copies (0: padding). */
+static rlx_status probe_pack(struct rlx_backend_exe *e, size_t s, const rlx_tensor *w, rlx_cpu_sgemm_pack *probe) {
+    const rlx_program *p = e->p;
+    const rlx_node *n = &p->g->nodes[p->steps[s]];
+    memset(probe, 0, sizeof *probe);
+    rlx_tensor pt = *w;
+    pt.data = rlx_alloc_aligned(w->nbytes);
+    const rlx_tensor **in = calloc((size_t)n->n_in + 1, sizeof *in);
+    if (!pt.data || !in) {
+        rlx_free_aligned(pt.data);
+        free(in);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (restoring a packed weight)");
+    }
+    float *f = pt.data;
+    for (size_t i = 0; i < w->nbytes / sizeof(float); i++) f[i] = (float)(i + 1);
+    for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
+    in[1] = &pt;
+    rlx_status st = rlx_cpu_prepare_node_with(p->g, n, in, e->winograd, probe);
+    rlx_free_aligned(pt.data);
+    free(in);
+    return st;
+}
+
+/* Walks pack pk and its probe (probe_pack) together: with `write`, copies
+ * each packed float to the plain element its probe names (plain, numel
+ * floats); without, checks that it holds that element's bits. False when
+ * the layouts differ, a probe float names no element, a bit differs or an
+ * element is in no packed float (then the pack is no exact copy). */
+static bool unpack_walk(const rlx_cpu_sgemm_pack *pk, const rlx_cpu_sgemm_pack *probe, float *plain, size_t numel,
+                        bool write) {
+    if (pk->q8 || pk->q8conv || pk->rnn_r || pk->rnn_w || pk->wino || probe->q8 || probe->q8conv || probe->rnn_r ||
+        probe->rnn_w || probe->wino || !pk->data != !probe->data || !pk->wt != !probe->wt || (!pk->data && !pk->wt))
+        return false;
+    const float *a[2] = { NULL, NULL }, *q[2] = { NULL, NULL };
+    size_t len[2] = { 0, 0 };
+    if (pk->data) {
+        if (pk->groups != probe->groups || pk->lanes != probe->lanes || pk->k != probe->k || pk->w != probe->w ||
+            pk->is_b != probe->is_b || !pk->w)
+            return false;
+        a[0] = pk->data, q[0] = probe->data;
+        len[0] = pk->groups * ((pk->lanes + pk->w - 1) / pk->w * pk->w) * pk->k;
+    }
+    if (pk->wt) {
+        if (pk->wt_groups != probe->wt_groups || pk->wt_lanes != probe->wt_lanes || pk->wt_k != probe->wt_k)
+            return false;
+        a[1] = pk->wt, q[1] = probe->wt;
+        len[1] = pk->wt_groups * pk->wt_lanes * pk->wt_k;
+    }
+    uint8_t *seen = calloc(numel, 1);
+    if (!seen) return false;
+    bool ok = true;
+    for (int b = 0; b < 2 && ok; b++)
+        for (size_t i = 0; i < len[b] && ok; i++) {
+            float qi = q[b][i];
+            if (qi == 0.0f) continue;
+            if (!(qi >= 1.0f && qi <= (float)numel && qi == (float)(size_t)qi)) {
+                ok = false;
+                break;
+            }
+            size_t at = (size_t)qi - 1;
+            if (write) memcpy(&plain[at], &a[b][i], sizeof(float));
+            else ok = memcmp(&plain[at], &a[b][i], sizeof(float)) == 0;
+            seen[at] = 1;
+        }
+    for (size_t i = 0; i < numel && ok; i++) ok = seen[i];
+    free(seen);
+    return ok;
+}
+
+/* Whether step s's pack is an exact copy of the model's constant w (its
+ * input 1), so restore_consts can unpack w from it. */
+static bool release_check(struct rlx_backend_exe *e, size_t s, const rlx_tensor *w) {
+    rlx_cpu_sgemm_pack probe;
+    if (probe_pack(e, s, w, &probe)) {
+        rlx_clear_error();
+        return false;
+    }
+    bool ok = unpack_walk(&e->packs[s], &probe, w->data, w->nbytes / sizeof(float), false);
+    rlx_cpu_sgemm_pack_free(&probe);
+    return ok;
 }
 
 /* After step s was packed: frees the plain copy of each constant it reads
  * that every step reading it (s the last) reads through its pack alone
  * (rlx_cpu_pack_serves, input 1 of a CPU step): those weights then live
  * once, packed (issue 13), and freeing them as the packing goes keeps the
- * compile's peak at about one copy too. Safe because such a constant is
- * this plan's own: its passes made it (folded weights: ConstantOfShape, a
- * batch norm folded into the Conv, ...), nothing outside the plan sees it,
- * a plan for other input shapes folds its own from the model's graph, and
- * no pass runs after the compile. The model's weights stay (later plans,
- * other sessions and the API read them). */
+ * compile's peak at about one copy too. Safe for the plan's own constants:
+ * its passes made them (folded weights: ConstantOfShape, a batch norm
+ * folded into the Conv, ...), nothing outside the plan sees them, a plan
+ * for other input shapes folds its own from the model's graph, and no pass
+ * runs after the compile. The model's weights go only where the session
+ * asked (p->release_model_consts: it is the model's only holder) and the
+ * pack is checked to be an exact copy (release_check): the session gives
+ * them back (restore_consts) before anything else reads them (another
+ * plan's passes, an eager run). */
 static void release_step(struct rlx_backend_exe *e, release_plan *r, size_t s, const rlx_tensor *const *in) {
     const rlx_program *p = e->p;
     const rlx_node *n = &p->g->nodes[p->steps[s]];
@@ -95,12 +228,49 @@ static void release_step(struct rlx_backend_exe *e, release_plan *r, size_t s, c
         int v = n->in[j];
         if (v < 0 || r->use[v] != 1 || r->last[v] != (int)s) continue;
         rlx_tensor *t = p->g->values[v].konst;
+        r->use[v] = 2;
+        if (p->g->values[v].flags & RLX_VALUE_KONST_BORROWED) {
+            if (!release_check(e, s, t)) continue;
+            int *nv = realloc(e->rel_v, (e->n_rel + 1) * sizeof *nv);
+            if (nv) e->rel_v = nv;
+            int *ns = nv ? realloc(e->rel_s, (e->n_rel + 1) * sizeof *ns) : NULL;
+            if (ns) e->rel_s = ns;
+            if (!nv || !ns) continue; /* kept: no record to restore it from */
+            e->rel_v[e->n_rel] = v, e->rel_s[e->n_rel] = (int)s;
+            e->n_rel++;
+        }
         rlx_free_aligned(t->data);
         t->data = NULL; /* the shape and nbytes stay: reports count the weights */
         e->views[v].data = NULL;
         e->released += t->nbytes;
-        r->use[v] = 2;
     }
+}
+
+/* rlx_backend.restore_consts: each model constant this plan freed that is
+ * still missing, unpacked from the pack of the step that read it last. */
+static rlx_status cpu_restore_consts(rlx_backend_exe *e) {
+    if (!e->n_rel) return RLX_OK;
+    if (rlx_cpu_pack_state() != e->pack_state)
+        return rlx_fail(RLX_ERR_INTERNAL, "the CPU GEMM kernel or path changed since a plan packed the model's weights "
+                                          "and freed their plain copy: they cannot be restored (set cpu.release_packed=0)");
+    for (size_t i = 0; i < e->n_rel; i++) {
+        rlx_tensor *t = e->p->g->values[e->rel_v[i]].konst;
+        if (t->data) continue; /* restored from another plan, or never gone */
+        float *buf = rlx_alloc_aligned(t->nbytes);
+        if (!buf) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (restoring %llu bytes of a model weight)",
+                                  (unsigned long long)t->nbytes);
+        rlx_cpu_sgemm_pack probe;
+        rlx_status st = probe_pack(e, (size_t)e->rel_s[i], t, &probe);
+        bool ok = !st && unpack_walk(&e->packs[e->rel_s[i]], &probe, buf, t->nbytes / sizeof(float), true);
+        rlx_cpu_sgemm_pack_free(&probe);
+        if (!ok) {
+            rlx_free_aligned(buf);
+            return st ? st : rlx_fail(RLX_ERR_INTERNAL, "cannot unpack model weight '%s' from its pack",
+                                      e->p->g->values[e->rel_v[i]].name);
+        }
+        t->data = buf;
+    }
+    return RLX_OK;
 }
 
 static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
@@ -160,6 +330,7 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     const rlx_tensor **in = e->io_in;
+    e->winograd = cfg->winograd;
     release_plan rp = { NULL, NULL };
     bool release = cfg->prepack && cfg->release_packed && release_begin(p, &rp);
     for (size_t s = 0; s < p->n_steps; s++) {
@@ -236,6 +407,8 @@ static void cpu_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
     for (size_t s = 0; e->packs && s < e->p->n_steps; s++) rlx_cpu_sgemm_pack_free(&e->packs[s]);
     free(e->packs);
+    free(e->rel_v);
+    free(e->rel_s);
     free(e->io_in);
     free(e->io_out);
     free(e->next_alias);
@@ -258,6 +431,7 @@ rlx_status rlx_backend_cpu_create(const rlx_cpu_config *cfg, rlx_backend **out) 
     be->supports = cpu_supports;
     be->compile = cpu_compile;
     be->upload = cpu_upload;
+    be->restore_consts = cpu_restore_consts;
     be->run_segment = cpu_run_segment;
     be->host_arena = cpu_host_arena;
     be->set_step_hook = cpu_set_step_hook;
