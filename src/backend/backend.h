@@ -144,7 +144,8 @@ typedef struct rlx_cpu_config {
     int winograd; /* ... and 3x3 convolutions' weights for Winograd where it pays: 0 none (cpu.winograd=0),
                      2 F(2x2), 4 F(4x4) too (cpu.winograd_f4x4) */
     bool release_packed; /* ... and free the plain copy of a plan's own constants read through packs alone
-                            (cpu.release_packed; cpu_backend.c) */
+                            (cpu.release_packed; cpu_backend.c), and of the model's where the program
+                            says so (rlx_program.release_model_consts) */
 } rlx_cpu_config;
 
 /* cfg NULL: prepacking without Winograd (programs that tests build and
