@@ -68,7 +68,7 @@ static int cmp_konst_ref(const void *a, const void *b) {
 }
 
 /* Whether the model's constant t may be freed: f32, at most 2^24 elements
- * (the probe's indices, release_check, are then exact floats). */
+ * (the probe's indices, probe_pack, are then exact floats). */
 static bool model_konst_ok(const rlx_tensor *t) {
     if (t->dtype != RLX_DTYPE_F32 || !t->data) return false;
     size_t n = 1;
@@ -143,62 +143,81 @@ static rlx_status probe_pack(struct rlx_backend_exe *e, size_t s, const rlx_tens
     return st;
 }
 
-/* Walks pack pk and its probe (probe_pack) together: with `write`, copies
- * each packed float to the plain element its probe names (plain, numel
- * floats); without, checks that it holds that element's bits. False when
- * the layouts differ, a probe float names no element, a bit differs or an
- * element is in no packed float (then the pack is no exact copy). */
-static bool unpack_walk(const rlx_cpu_sgemm_pack *pk, const rlx_cpu_sgemm_pack *probe, float *plain, size_t numel,
-                        bool write) {
-    if (pk->q8 || pk->q8conv || pk->rnn_r || pk->rnn_w || pk->wino || probe->q8 || probe->q8conv || probe->rnn_r ||
-        probe->rnn_w || probe->wino || !pk->data != !probe->data || !pk->wt != !probe->wt || (!pk->data && !pk->wt))
+/* The floats of pack pk's layouts: data (the GEMM panels) in *nd, wt
+ * (channels-in-lanes 1x1 weights) in *nw; false for another kind of pack
+ * (int8, recurrent, Winograd: not plain copies). */
+static bool pack_floats(const rlx_cpu_sgemm_pack *pk, size_t *nd, size_t *nw) {
+    if (pk->q8 || pk->q8conv || pk->rnn_r || pk->rnn_w || pk->wino || (!pk->data && !pk->wt) ||
+        (pk->data && !pk->w))
         return false;
-    const float *a[2] = { NULL, NULL }, *q[2] = { NULL, NULL };
-    size_t len[2] = { 0, 0 };
-    if (pk->data) {
-        if (pk->groups != probe->groups || pk->lanes != probe->lanes || pk->k != probe->k || pk->w != probe->w ||
-            pk->is_b != probe->is_b || !pk->w)
-            return false;
-        a[0] = pk->data, q[0] = probe->data;
-        len[0] = pk->groups * ((pk->lanes + pk->w - 1) / pk->w * pk->w) * pk->k;
-    }
-    if (pk->wt) {
-        if (pk->wt_groups != probe->wt_groups || pk->wt_lanes != probe->wt_lanes || pk->wt_k != probe->wt_k)
-            return false;
-        a[1] = pk->wt, q[1] = probe->wt;
-        len[1] = pk->wt_groups * pk->wt_lanes * pk->wt_k;
-    }
+    *nd = pk->data ? pk->groups * ((pk->lanes + pk->w - 1) / pk->w * pk->w) * pk->k : 0;
+    *nw = pk->wt ? pk->wt_groups * pk->wt_lanes * pk->wt_k : 0;
+    return true;
+}
+
+/* Whether packs a and b have one layout and the same bits. */
+static bool pack_same(const rlx_cpu_sgemm_pack *a, const rlx_cpu_sgemm_pack *b) {
+    size_t ad, aw, bd, bw;
+    if (!pack_floats(a, &ad, &aw) || !pack_floats(b, &bd, &bw) || ad != bd || aw != bw || !a->data != !b->data ||
+        !a->wt != !b->wt || a->is_b != b->is_b || a->groups != b->groups || a->lanes != b->lanes || a->k != b->k ||
+        a->w != b->w || a->wt_groups != b->wt_groups || a->wt_lanes != b->wt_lanes || a->wt_k != b->wt_k)
+        return false;
+    return (!ad || memcmp(a->data, b->data, ad * sizeof(float)) == 0) &&
+           (!aw || memcmp(a->wt, b->wt, aw * sizeof(float)) == 0);
+}
+
+/* Copies each float of pack pk to the plain element (plain, numel floats)
+ * that the same float of its probe (probe_pack) names. False when the
+ * layouts differ, a probe float names no element or an element is in no
+ * packed float. */
+static bool unpack_walk(const rlx_cpu_sgemm_pack *pk, const rlx_cpu_sgemm_pack *probe, float *plain, size_t numel) {
+    size_t nd, nw, qd, qw;
+    if (!pack_floats(pk, &nd, &nw) || !pack_floats(probe, &qd, &qw) || nd != qd || nw != qw ||
+        !pk->data != !probe->data || !pk->wt != !probe->wt)
+        return false;
+    const float *a[2] = { pk->data, pk->wt }, *q[2] = { probe->data, probe->wt };
+    size_t len[2] = { nd, nw };
     uint8_t *seen = calloc(numel, 1);
     if (!seen) return false;
     bool ok = true;
+    /* by runs of consecutive elements: one copy each */
     for (int b = 0; b < 2 && ok; b++)
-        for (size_t i = 0; i < len[b] && ok; i++) {
+        for (size_t i = 0; i < len[b] && ok;) {
             float qi = q[b][i];
-            if (qi == 0.0f) continue;
+            if (qi == 0.0f) {
+                i++;
+                continue;
+            }
             if (!(qi >= 1.0f && qi <= (float)numel && qi == (float)(size_t)qi)) {
                 ok = false;
                 break;
             }
-            size_t at = (size_t)qi - 1;
-            if (write) memcpy(&plain[at], &a[b][i], sizeof(float));
-            else ok = memcmp(&plain[at], &a[b][i], sizeof(float)) == 0;
-            seen[at] = 1;
+            size_t at = (size_t)qi - 1, run = 1;
+            while (i + run < len[b] && at + run < numel && q[b][i + run] == (float)(at + run + 1)) run++;
+            memcpy(&plain[at], &a[b][i], run * sizeof(float));
+            memset(seen + at, 1, run);
+            i += run;
         }
     for (size_t i = 0; i < numel && ok; i++) ok = seen[i];
     free(seen);
     return ok;
 }
 
-/* Whether step s's pack is an exact copy of the model's constant w (its
- * input 1), so restore_consts can unpack w from it. */
-static bool release_check(struct rlx_backend_exe *e, size_t s, const rlx_tensor *w) {
-    rlx_cpu_sgemm_pack probe;
-    if (probe_pack(e, s, w, &probe)) {
-        rlx_clear_error();
-        return false;
-    }
-    bool ok = unpack_walk(&e->packs[s], &probe, w->data, w->nbytes / sizeof(float), false);
-    rlx_cpu_sgemm_pack_free(&probe);
+/* Step s's packing redone on the restored weight w (its input 1): the same
+ * pack as the compile's, bit for bit, or w is not what was packed. */
+static bool repack_same(struct rlx_backend_exe *e, size_t s, const rlx_tensor *w) {
+    const rlx_program *p = e->p;
+    const rlx_node *n = &p->g->nodes[p->steps[s]];
+    const rlx_tensor **in = calloc((size_t)n->n_in + 1, sizeof *in);
+    if (!in) return false;
+    for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
+    in[1] = w;
+    rlx_cpu_sgemm_pack again;
+    rlx_status st = rlx_cpu_prepare_node_with(p->g, n, in, e->winograd, &again);
+    free(in);
+    bool ok = !st && pack_same(&e->packs[s], &again);
+    rlx_cpu_sgemm_pack_free(&again);
+    if (st) rlx_clear_error();
     return ok;
 }
 
@@ -212,9 +231,9 @@ static bool release_check(struct rlx_backend_exe *e, size_t s, const rlx_tensor 
  * for other input shapes folds its own from the model's graph, and no pass
  * runs after the compile. The model's weights go only where the session
  * asked (p->release_model_consts: it is the model's only holder) and the
- * pack is checked to be an exact copy (release_check): the session gives
- * them back (restore_consts) before anything else reads them (another
- * plan's passes, an eager run). */
+ * pack is of a plain-copy kind (pack_floats): the session gives them back
+ * (restore_consts, checked bit for bit) before anything else reads them
+ * (another plan's passes, an eager run). */
 static void release_step(struct rlx_backend_exe *e, release_plan *r, size_t s, const rlx_tensor *const *in) {
     const rlx_program *p = e->p;
     const rlx_node *n = &p->g->nodes[p->steps[s]];
@@ -230,7 +249,8 @@ static void release_step(struct rlx_backend_exe *e, release_plan *r, size_t s, c
         rlx_tensor *t = p->g->values[v].konst;
         r->use[v] = 2;
         if (p->g->values[v].flags & RLX_VALUE_KONST_BORROWED) {
-            if (!release_check(e, s, t)) continue;
+            size_t nd, nw;
+            if (!pack_floats(&e->packs[s], &nd, &nw)) continue; /* no plain copy to unpack */
             int *nv = realloc(e->rel_v, (e->n_rel + 1) * sizeof *nv);
             if (nv) e->rel_v = nv;
             int *ns = nv ? realloc(e->rel_s, (e->n_rel + 1) * sizeof *ns) : NULL;
@@ -247,7 +267,10 @@ static void release_step(struct rlx_backend_exe *e, release_plan *r, size_t s, c
 }
 
 /* rlx_backend.restore_consts: each model constant this plan freed that is
- * still missing, unpacked from the pack of the step that read it last. */
+ * still missing, unpacked from the pack of the step that read it last
+ * (probe_pack maps each packed float to its element) and checked: packing
+ * the result again must give that pack bit for bit, and every element must
+ * have come from it; else an error, never a wrong weight. */
 static rlx_status cpu_restore_consts(rlx_backend_exe *e) {
     if (!e->n_rel) return RLX_OK;
     if (rlx_cpu_pack_state() != e->pack_state)
@@ -260,9 +283,15 @@ static rlx_status cpu_restore_consts(rlx_backend_exe *e) {
         if (!buf) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (restoring %llu bytes of a model weight)",
                                   (unsigned long long)t->nbytes);
         rlx_cpu_sgemm_pack probe;
-        rlx_status st = probe_pack(e, (size_t)e->rel_s[i], t, &probe);
-        bool ok = !st && unpack_walk(&e->packs[e->rel_s[i]], &probe, buf, t->nbytes / sizeof(float), true);
+        size_t s = (size_t)e->rel_s[i];
+        rlx_status st = probe_pack(e, s, t, &probe);
+        bool ok = !st && unpack_walk(&e->packs[s], &probe, buf, t->nbytes / sizeof(float));
         rlx_cpu_sgemm_pack_free(&probe);
+        if (ok) { /* exact: packing it again gives the plan's pack, bit for bit */
+            rlx_tensor w = *t;
+            w.data = buf;
+            ok = repack_same(e, s, &w);
+        }
         if (!ok) {
             rlx_free_aligned(buf);
             return st ? st : rlx_fail(RLX_ERR_INTERNAL, "cannot unpack model weight '%s' from its pack",
