@@ -275,6 +275,12 @@ static void test_model_release(int wino) {
         check_same(what, a2, b);
         snprintf(what, sizeof what, "model weights held, Winograd %d, shape %d", wino, k);
         check_same(what, h, b);
+        if (k == 1) { /* the second signature, against a session that never ran another */
+            rlx_session *fresh = session(mk, "1");
+            rlx_tensor *f[N_OUT];
+            if (fresh) run(fresh, x, f), check_same("model weights, a fresh session", a, f), drop(f);
+            rlx_session_destroy(fresh);
+        }
         CHECK_MSG(has_plain(rel, "w3") == 0, "shape %d: model weight w3 (two packed Convs) kept its plain copy", k);
         CHECK_MSG(has_plain(rel, "fcw") == 0, "shape %d: model weight fcw (a Gemm's packed B) kept its plain copy", k);
         CHECK_MSG(has_plain(rel, "w1") == 1, "shape %d: model weight w1 (read plain by a Mul) lost its plain copy", k);
