@@ -12,7 +12,8 @@
  *      Mul(mean(x), w1), a consumer that reads it plain at run time: w1
  *      must stay;
  *   w2 [32, 32, 3, 3] feeds a 3x3 Conv (implicit GEMM or Winograd);
- *   w3 [32, 32, 1, 1] feeds two 1x1 Convs (both packed): freed;
+ *   w3 [32, 32, 1, 1] feeds two 1x1 Convs (both packed): freed; w4, of
+ *      w3's shape, a third (the model weights' restore reuses w3's probe);
  *   fcw [32, 10] is the B of a Gemm (packed), freed; fca [32, 10] is the B
  *      of a MatMul and also another MatMul's A (MatMul(fca, z), read
  *      plain): stays.
@@ -66,6 +67,7 @@ static rlx_model *model(bool direct) {
     add_weight(m, direct, "w1", 4, (const int64_t[]){ 32, 16, 1, 1 });
     add_weight(m, direct, "w2", 4, (const int64_t[]){ 32, 32, 3, 3 });
     add_weight(m, direct, "w3", 4, (const int64_t[]){ 32, 32, 1, 1 });
+    add_weight(m, direct, "w4", 4, (const int64_t[]){ 32, 32, 1, 1 });
     add_weight(m, direct, "fcw", 2, (const int64_t[]){ 32, 10 });
     add_weight(m, direct, "fca", 2, (const int64_t[]){ 32, 10 });
     int64_t pads[4] = { 1, 1, 1, 1 };
@@ -79,7 +81,9 @@ static rlx_model *model(bool direct) {
     NODE("Relu", 1, L("c2"), "r2", 0, NULL);
     NODE("Conv", 2, L("r2", "w3"), "c3", 0, NULL);
     NODE("Conv", 2, L("r1", "w3"), "c4", 0, NULL);
-    NODE("Add", 2, L("c3", "c4"), "y", 0, NULL);
+    NODE("Conv", 2, L("r1", "w4"), "c5", 0, NULL);
+    NODE("Add", 2, L("c3", "c4"), "y0", 0, NULL);
+    NODE("Add", 2, L("y0", "c5"), "y", 0, NULL);
     NODE("GlobalAveragePool", 1, L("y"), "gap", 0, NULL);
     NODE("Flatten", 1, L("gap"), "feat", 0, NULL);
     NODE("Gemm", 2, L("feat", "fcw"), "logits", 0, NULL);
@@ -283,6 +287,7 @@ static void test_model_release(int wino) {
         }
         CHECK_MSG(has_plain(rel, "w3") == 0, "shape %d: model weight w3 (two packed Convs) kept its plain copy", k);
         CHECK_MSG(has_plain(rel, "fcw") == 0, "shape %d: model weight fcw (a Gemm's packed B) kept its plain copy", k);
+        CHECK_MSG(has_plain(rel, "w4") == 0, "shape %d: model weight w4 (a packed Conv) kept its plain copy", k);
         CHECK_MSG(has_plain(rel, "w1") == 1, "shape %d: model weight w1 (read plain by a Mul) lost its plain copy", k);
         CHECK_MSG(has_plain(rel, "fca") == 1, "shape %d: model weight fca (a MatMul's A) lost its plain copy", k);
         bool wino_ran = rlx_nn_wino_runs() > wino_runs;
@@ -292,8 +297,8 @@ static void test_model_release(int wino) {
         int v = rlx_graph_find(mr->g, "w3");
         CHECK_MSG(v >= 0 && mr->g->values[v].konst && !mr->g->values[v].konst->data,
                   "shape %d: the model's own w3 still has its data", k);
-        const char *all[5] = { "w1", "w2", "w3", "fcw", "fca" };
-        for (int i = 0; i < 5; i++) {
+        const char *all[6] = { "w1", "w2", "w3", "w4", "fcw", "fca" };
+        for (int i = 0; i < 6; i++) {
             CHECK_MSG(has_plain(held, all[i]) == 1, "shape %d: %s freed while the caller holds the model", k, all[i]);
             CHECK_MSG(same_weight(mh, mk, all[i]), "shape %d: held model's %s changed", k, all[i]);
         }
@@ -310,8 +315,8 @@ static void test_model_release(int wino) {
     drop(y);
     CHECK_MSG(!same_weight(md, mk, "w3") && !same_weight(md, mk, "fcw"), "the first plan freed no model weight");
     CHECK_OK(rlx_session_prepare(def, 1, names, (const rlx_tensor *const *)&xb));
-    const char *packed[3] = { "w3", "fcw", "w2" };
-    for (int i = 0; i < 3; i++)
+    const char *packed[4] = { "w3", "w4", "fcw", "w2" };
+    for (int i = 0; i < 4; i++)
         CHECK_MSG(same_weight(md, mk, packed[i]), "model weight %s not given back bit for bit", packed[i]);
     run(keep, xb, b);
     run_poisoned(def, xb, b, y);

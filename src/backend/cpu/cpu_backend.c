@@ -155,15 +155,21 @@ static bool pack_floats(const rlx_cpu_sgemm_pack *pk, size_t *nd, size_t *nw) {
     return true;
 }
 
+/* Whether packs a and b have one layout (plain-copy kinds). */
+static bool pack_layout_same(const rlx_cpu_sgemm_pack *a, const rlx_cpu_sgemm_pack *b) {
+    size_t ad, aw, bd, bw;
+    return pack_floats(a, &ad, &aw) && pack_floats(b, &bd, &bw) && ad == bd && aw == bw && !a->data == !b->data &&
+           !a->wt == !b->wt && a->is_b == b->is_b && a->groups == b->groups && a->lanes == b->lanes && a->k == b->k &&
+           a->w == b->w && a->wt_groups == b->wt_groups && a->wt_lanes == b->wt_lanes && a->wt_k == b->wt_k;
+}
+
 /* Whether packs a and b have one layout and the same bits. */
 static bool pack_same(const rlx_cpu_sgemm_pack *a, const rlx_cpu_sgemm_pack *b) {
-    size_t ad, aw, bd, bw;
-    if (!pack_floats(a, &ad, &aw) || !pack_floats(b, &bd, &bw) || ad != bd || aw != bw || !a->data != !b->data ||
-        !a->wt != !b->wt || a->is_b != b->is_b || a->groups != b->groups || a->lanes != b->lanes || a->k != b->k ||
-        a->w != b->w || a->wt_groups != b->wt_groups || a->wt_lanes != b->wt_lanes || a->wt_k != b->wt_k)
-        return false;
-    return (!ad || memcmp(a->data, b->data, ad * sizeof(float)) == 0) &&
-           (!aw || memcmp(a->wt, b->wt, aw * sizeof(float)) == 0);
+    if (!pack_layout_same(a, b)) return false;
+    size_t nd, nw;
+    pack_floats(a, &nd, &nw);
+    return (!nd || memcmp(a->data, b->data, nd * sizeof(float)) == 0) &&
+           (!nw || memcmp(a->wt, b->wt, nw * sizeof(float)) == 0);
 }
 
 /* Copies each float of pack pk to the plain element (plain, numel floats)
@@ -276,30 +282,57 @@ static rlx_status cpu_restore_consts(rlx_backend_exe *e) {
     if (rlx_cpu_pack_state() != e->pack_state)
         return rlx_fail(RLX_ERR_INTERNAL, "the CPU GEMM kernel or path changed since a plan packed the model's weights "
                                           "and freed their plain copy: they cannot be restored (set cpu.release_packed=0)");
-    for (size_t i = 0; i < e->n_rel; i++) {
+    /* one probe serves the weights of one shape, op and pack layout (the
+     * layers of a model): a reused one that does not fit fails the checks
+     * and is made again */
+    rlx_cpu_sgemm_pack probe;
+    memset(&probe, 0, sizeof probe);
+    const rlx_tensor *probe_w = NULL;
+    size_t probe_s = 0;
+    rlx_status st = RLX_OK;
+    for (size_t i = 0; i < e->n_rel && !st; i++) {
         rlx_tensor *t = e->p->g->values[e->rel_v[i]].konst;
         if (t->data) continue; /* restored from another plan, or never gone */
         float *buf = rlx_alloc_aligned(t->nbytes);
-        if (!buf) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (restoring %llu bytes of a model weight)",
-                                  (unsigned long long)t->nbytes);
-        rlx_cpu_sgemm_pack probe;
+        if (!buf) {
+            st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (restoring %llu bytes of a model weight)",
+                          (unsigned long long)t->nbytes);
+            break;
+        }
         size_t s = (size_t)e->rel_s[i];
-        rlx_status st = probe_pack(e, s, t, &probe);
-        bool ok = !st && unpack_walk(&e->packs[s], &probe, buf, t->nbytes / sizeof(float));
-        rlx_cpu_sgemm_pack_free(&probe);
-        if (ok) { /* exact: packing it again gives the plan's pack, bit for bit */
-            rlx_tensor w = *t;
-            w.data = buf;
-            ok = repack_same(e, s, &w);
+        const rlx_graph *g = e->p->g;
+        bool ok = false;
+        for (int attempt = 0; attempt < 2 && !ok && !st; attempt++) {
+            bool reuse = attempt == 0 && probe_w && probe_w->rank == t->rank &&
+                         memcmp(probe_w->dims, t->dims, sizeof t->dims) == 0 && probe_w->nbytes == t->nbytes &&
+                         g->nodes[e->p->steps[probe_s]].op == g->nodes[e->p->steps[s]].op &&
+                         pack_layout_same(&e->packs[probe_s], &e->packs[s]);
+            if (!reuse) {
+                rlx_cpu_sgemm_pack_free(&probe);
+                probe_w = NULL;
+                st = probe_pack(e, s, t, &probe);
+                if (st) break;
+                probe_w = t, probe_s = s;
+            }
+            ok = unpack_walk(&e->packs[s], &probe, buf, t->nbytes / sizeof(float));
+            if (ok) { /* exact: packing it again gives the plan's pack, bit for bit */
+                rlx_tensor w = *t;
+                w.data = buf;
+                ok = repack_same(e, s, &w);
+            }
+            if (!reuse) break;
         }
         if (!ok) {
             rlx_free_aligned(buf);
-            return st ? st : rlx_fail(RLX_ERR_INTERNAL, "cannot unpack model weight '%s' from its pack",
-                                      e->p->g->values[e->rel_v[i]].name);
+            if (!st)
+                st = rlx_fail(RLX_ERR_INTERNAL, "cannot unpack model weight '%s' from its pack",
+                              e->p->g->values[e->rel_v[i]].name);
+            break;
         }
         t->data = buf;
     }
-    return RLX_OK;
+    rlx_cpu_sgemm_pack_free(&probe);
+    return st;
 }
 
 static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
