@@ -434,6 +434,13 @@ int cli_cmd_bench(int argc, char **argv) {
     const cli_input_opts io = { "bench", &o.m.inputs, &o.m.shapes, o.m.seed, false, true, o.m.opts };
     if ((rc = cli_model_inputs(&io, m, o.m.model, &names, &inputs, &n_in)) >= 0) goto done;
     if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
+    /* what the summary says of the model, read now: the session is then
+     * the model's only holder, which lets cpu.release_packed free the
+     * plain copy of its packed weights (a second copy otherwise) */
+    rlx_dtype fdt[4];
+    size_t n_fdt = model_float_dtypes(m, fdt);
+    rlx_model_destroy(m);
+    m = NULL;
     double t0 = rlx_now_seconds();
     rlx_status st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
     double t_first = rlx_now_seconds() - t0;
@@ -594,8 +601,6 @@ int cli_cmd_bench(int argc, char **argv) {
         cli_json_b(j, "gpu_timing", es.gpu_timing);
         cli_json_b(j, "timing_inside_passes", es.timing_inside_passes);
         cli_json_b(j, "f16_mode", es.f16_mode);
-        rlx_dtype fdt[4];
-        size_t n_fdt = model_float_dtypes(m, fdt);
         cli_json_arr(j, "model_float_dtypes");
         for (size_t k = 0; k < n_fdt; k++) cli_json_s(j, NULL, rlx_dtype_name(fdt[k]));
         cli_json_end_arr(j);
@@ -644,8 +649,6 @@ int cli_cmd_bench(int argc, char **argv) {
         if (have_es && is_gpu) {
             /* gpu.f16 stores the weights of an f32 model as binary16; what
              * the model itself computes in is its dtype, said apart */
-            rlx_dtype fdt[4];
-            size_t n_fdt = model_float_dtypes(m, fdt);
             char dts[64] = "";
             size_t o_ = 0;
             for (size_t k = 0; k < n_fdt && o_ < sizeof dts; k++)

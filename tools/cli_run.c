@@ -644,6 +644,13 @@ int cli_cmd_run(int argc, char **argv) {
     const cli_input_opts io = { "run", &o.m.inputs, &o.m.shapes, o.m.seed, !o.m.json, true, o.m.opts };
     if ((rc = cli_model_inputs(&io, m, o.m.model, &names, &inputs, &n_in)) >= 0) goto done;
     if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
+    /* the session is then the model's only holder (--check makes a second
+     * one): cpu.release_packed may free the plain copy of its packed
+     * weights, a second copy otherwise */
+    if (!o.check) {
+        rlx_model_destroy(m);
+        m = NULL;
+    }
     if (!j) printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.m.device);
     fflush(stdout);
 

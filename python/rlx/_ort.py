@@ -529,7 +529,11 @@ class InferenceSession:
       onnxruntime's SessionOptions included, raises TypeError.
     providers, provider_options: as onnxruntime (module docstring); None:
       the CPU, as onnxruntime's default.
-    The rlx objects underneath are .rlx_model and .rlx_session.
+    The rlx objects underneath are .rlx_model and .rlx_session. Once the
+    session exists the model's handle is released (the session keeps its
+    own reference, and as the model's only holder its CPU plans may free
+    the plain copy of the weights they read packed: cpu.release_packed);
+    .rlx_model (and set_providers) load the model again when asked for.
 
     close() (idempotent) releases both, as does the end of a `with` block;
     every method of a closed one raises ValueError "rlx.InferenceSession is
@@ -552,20 +556,42 @@ class InferenceSession:
             self._model_path = os.fspath(path_or_bytes)
         else:  # os.fspath said "expected str, bytes or os.PathLike object, not ndarray"
             raise TypeError(_model_arg_error("InferenceSession", path_or_bytes))
-        # a model given as bytes reads its external data from the current
-        # folder, as onnxruntime does (base_dir ""); rlx.Model's default
-        # refuses it
-        self.rlx_model = (Model(self._model_bytes, base_dir="") if self._model_bytes is not None
-                          else Model(self._model_path))
+        self._model_dropped = False
+        self._rlx_model = self._load_model()
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._create(providers, provider_options)
         self._meta, declared = self._read_fields()
-        self._inputs = _node_args(self.rlx_model.inputs, declared)
-        self._input_np = {i["name"]: _NP_TYPES[i["elem_type"]] for i in self.rlx_model.inputs
+        model = self._rlx_model
+        self._inputs = _node_args(model.inputs, declared)
+        self._input_np = {i["name"]: _NP_TYPES[i["elem_type"]] for i in model.inputs
                           if i["elem_type"] in _NP_TYPES}
-        self._outputs = _node_args(self.rlx_model.outputs, declared)
-        self._overridable = _node_args(self.rlx_model.overridable_initializers, declared)
+        self._outputs = _node_args(model.outputs, declared)
+        self._overridable = _node_args(model.overridable_initializers, declared)
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
+        self._drop_model()
+
+    def _load_model(self) -> Model:
+        # a model given as bytes reads its external data from the current
+        # folder, as onnxruntime does (base_dir ""); rlx.Model's default
+        # refuses it
+        return (Model(self._model_bytes, base_dir="") if self._model_bytes is not None
+                else Model(self._model_path))
+
+    def _drop_model(self) -> None:
+        """Releases this object's model handle: the session is then the
+        model's only holder (cpu.release_packed may free the plain copy of
+        the weights its plans read packed, instead of keeping two copies)."""
+        self._rlx_model.close()
+        self._model_dropped = True
+
+    @property
+    def rlx_model(self) -> Model:
+        """The rlx.Model: loaded again (a separate copy of the weights) if
+        this session released its handle; closed after close()."""
+        if self._model_dropped and not self.closed:
+            self._rlx_model = self._load_model()
+            self._model_dropped = False
+        return self._rlx_model
 
     def _create(self, providers, provider_options) -> None:
         chosen = _provider_list(providers, provider_options)
@@ -627,7 +653,7 @@ class InferenceSession:
         sess = getattr(self, "rlx_session", None)
         if sess is not None:
             sess.close()
-        model = getattr(self, "rlx_model", None)
+        model = getattr(self, "_rlx_model", None)
         if model is not None:
             model.close()
         self._closed = True
@@ -669,7 +695,10 @@ class InferenceSession:
     def set_providers(self, providers=None, provider_options=None) -> None:
         """Re-creates the session on other providers (as onnxruntime)."""
         self._check_open()
+        ours = self._model_dropped  # a model the caller took (.rlx_model) stays theirs
         self._create(providers, provider_options)
+        if ours:
+            self._drop_model()
 
     def get_modelmeta(self) -> ModelMetadata:
         self._check_open()

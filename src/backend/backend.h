@@ -129,6 +129,12 @@ struct rlx_backend {
      * binds a run's graph inputs (which steps only read) and outputs (the
      * caller's tensors) so that the run copies neither (runtime/exec.c). */
     void (*bind_value)(rlx_backend_exe *exe, int value, void *data);
+    /* Optional, host backends: gives back the plain data of the model's
+     * constants this executable freed (rlx_program.release_model_consts)
+     * where it is still missing, unpacked exactly from its packs; a no-op
+     * when it freed none. errors: RLX_ERR_OUT_OF_MEMORY, RLX_ERR_INTERNAL
+     * (the GEMM kernel changed since the packing). */
+    rlx_status (*restore_consts)(rlx_backend_exe *exe);
 };
 
 /* The CPU backend's configuration, from the session's options (copied at
@@ -138,7 +144,8 @@ typedef struct rlx_cpu_config {
     int winograd; /* ... and 3x3 convolutions' weights for Winograd where it pays: 0 none (cpu.winograd=0),
                      2 F(2x2), 4 F(4x4) too (cpu.winograd_f4x4) */
     bool release_packed; /* ... and free the plain copy of a plan's own constants read through packs alone
-                            (cpu.release_packed; cpu_backend.c) */
+                            (cpu.release_packed; cpu_backend.c), and of the model's where the program
+                            says so (rlx_program.release_model_consts) */
 } rlx_cpu_config;
 
 /* cfg NULL: prepacking without Winograd (programs that tests build and

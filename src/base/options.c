@@ -156,7 +156,9 @@ static const opt_def k_opts[] = {
     BOOL("cpu.release_packed", "RLX_CPU_RELEASE_PACKED", "1", cpu_release_packed,
          "with cpu.prepack, CPU sessions free the plain copy of the weights a plan's passes made (folded: a "
          "batch norm folded into its Conv, ConstantOfShape) once every step that reads them reads them packed: "
-         "those weights are then in memory once (not Winograd's, nor the model's own initializers; 0: keep both "
+         "those weights are then in memory once (not Winograd's); the model's own initializers too where the "
+         "session is the model's only holder when it compiles (the caller freed its model handle; no overridable "
+         "initializers), unpacked back exactly before another plan or an eager run reads them (0: keep both "
          "copies)"),
     BOOL("cpu.winograd", "RLX_CPU_WINOGRAD", "1", cpu_winograd,
          "3x3 stride-1 convolutions with many channels as Winograd F(2x2, 3x3), by shape (weights "

@@ -32,7 +32,7 @@ typedef struct rlx_config {
     /* debugging and passes */
     bool dump_ir, fusion_report, dispatch_report, no_reuse, plan_only;
     bool cpu_prepack;           /* cpu.prepack: constant GEMM operands packed at compile */
-    bool cpu_release_packed;    /* cpu.release_packed: the plan's own packed constants' plain copy freed */
+    bool cpu_release_packed;    /* cpu.release_packed: packed constants' plain copy freed (the model's: sole holder) */
     bool cpu_winograd;          /* cpu.winograd: 3x3 convolutions as Winograd F(2x2) where it pays */
     bool cpu_winograd_f4x4;     /* cpu.winograd_f4x4: ... and as F(4x4) where that pays more */
     const char *disable_passes; /* passes.disable: comma-separated pass names */

@@ -119,6 +119,12 @@ typedef struct rlx_program {
      * ..."), each ending in a newline: plan decisions a user should know
      * about; NULL when there are none. Owned. */
     char *notes;
+    /* Set by the session before the backend compile: the CPU backend may
+     * also free the plain copy of the model's (borrowed) constants that the
+     * plan reads through packs alone (cpu.release_packed; the session is then
+     * the model's only holder: session.c, model_release_ok), recording how to
+     * restore them (rlx_backend.restore_consts). */
+    bool release_model_consts;
 } rlx_program;
 
 void rlx_program_destroy(rlx_program *p);

@@ -41,6 +41,11 @@ struct rlx_exec {
     double run_t0, shown_t;  /* this run's start; when the progress line was last written (0: never) */
 };
 
+rlx_status rlx_exec_restore_consts(rlx_exec *x) {
+    if (!x || !x->hx || !x->host->restore_consts) return RLX_OK;
+    return x->host->restore_consts(x->hx);
+}
+
 void rlx_exec_destroy(rlx_exec *x) {
     if (!x) return;
     if (x->hx && x->hx != x->dx) x->host->destroy_exe(x->hx);

@@ -41,6 +41,11 @@ rlx_status rlx_exec_run(rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor
 
 void rlx_exec_destroy(rlx_exec *x);
 
+/* Gives back the plain data of the model's constants that x's CPU compile
+ * freed (rlx_program.release_model_consts), unpacked from its packs, where
+ * still missing (rlx_backend.restore_consts); a no-op otherwise. */
+rlx_status rlx_exec_restore_consts(rlx_exec *x);
+
 /* The device executable's statistics; false (and *out zeroed) when the
  * device backend keeps none (the CPU). */
 bool rlx_exec_stats(const rlx_exec *x, rlx_exe_stats *out);

@@ -98,6 +98,10 @@ struct rlx_session {
     uint64_t *ov_keys;
     size_t ov_words;
     size_t n_ov;
+    /* a plan's compile may have freed model constants (model_release_ok):
+     * restore_model_consts gives them back before anything else reads them */
+    bool consts_released;
+    bool ever_released; /* some compile could free them: model_consts_ready checks */
     bool borrowed;                /* a sub-session: be, host and cfg are its owner's */
     struct rlx_session *last_run; /* the sub-session whose plan ran last; NULL: this one's */
 };
@@ -593,11 +597,42 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     return safe;
 }
 
+/* Whether the CPU compile of a plan may also free the plain copy of the
+ * model's weights it reads through packs alone (cpu.release_packed, issue
+ * 13): the session is the model's only holder (the caller dropped their
+ * handle: no model API, no other session, no other thread reads them), a
+ * CPU session (a device's compile and runs read the constants), not a
+ * sub-session for overridable initializers (its model borrows this one's
+ * weights) and the model has none (route's sub-sessions would read them).
+ * The other readers in this session, a later plan's passes and an eager
+ * run, come after restore_model_consts. refs cannot grow meanwhile:
+ * nothing holds a handle to retain. */
+static bool model_release_ok(const rlx_session *s) {
+    return s->cfg->cpu_release_packed && s->cfg->cpu_prepack && !s->borrowed && !s->host &&
+           s->be->kind == RLX_DEVICE_CPU && s->model->g->n_overridable == 0 &&
+           atomic_load(&s->model->refs) == 1;
+}
+
+/* Gives back the model's weights that plans freed (model_release_ok),
+ * unpacked from those plans' packs, before another plan's passes or an
+ * eager run read them. */
+static rlx_status restore_model_consts(rlx_session *s) {
+    if (!s->consts_released) return RLX_OK;
+    for (size_t i = 0; i < s->n_plans; i++)
+        if (s->plans[i].x) RLX_TRY(rlx_exec_restore_consts(s->plans[i].x));
+    s->consts_released = false;
+    return RLX_OK;
+}
+
 /* The executable of plan e: the device's kernels, packed weights, arena. */
 static rlx_status compile_backend(rlx_session *s, plan_entry *e, bool progress) {
     if (progress)
         rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
     double t1 = rlx_now_seconds();
+    e->p->release_model_consts = model_release_ok(s);
+    /* set first: a compile that fails after freeing some has no plan left
+     * to restore them from, and later compiles then refuse (get_plan) */
+    if (e->p->release_model_consts) s->consts_released = s->ever_released = true;
     RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
     rlx_exec_set_run_ctl(e->x, &s->stopper);
     rlx_exec_set_progress(e->x, progress);
@@ -674,16 +709,35 @@ static bool sig_match(const rlx_session *s, const plan_entry *e, const rlx_tenso
     return true;
 }
 
+/* The model's weights all there for a reader other than a plan's packs:
+ * restored (restore_model_consts); a compile that failed after freeing
+ * some left no plan to restore them from: refused. */
+static rlx_status model_consts_ready(rlx_session *s) {
+    RLX_TRY(restore_model_consts(s));
+    if (!s->ever_released) return RLX_OK;
+    const rlx_graph *g = s->model->g;
+    for (size_t v = 0; v < g->n_values; v++)
+        if (g->values[v].konst && !g->values[v].konst->data && g->values[v].konst->nbytes)
+            return rlx_fail(RLX_ERR_INTERNAL, "model weight '%s' was freed after packing and cannot be restored "
+                                              "(set cpu.release_packed=0)", g->values[v].name);
+    return RLX_OK;
+}
+
 /* Finds or compiles the plan for inputs already ordered as the graph's
  * inputs (and checked). Sets *compiled_now when it compiled. */
 static rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now) {
     *compiled_now = false;
     for (size_t i = 0; i < s->n_plans; i++)
         if (sig_match(s, &s->plans[i], ordered)) {
+            /* an eager run reads the model's weights plain */
+            if (s->plans[i].eager) RLX_TRY(model_consts_ready(s));
             s->last = &s->plans[i];
             s->last->last_used = ++s->tick;
             return RLX_OK;
         }
+    /* the passes of a new plan read the model's weights (before any plan
+     * whose packs hold them goes) */
+    RLX_TRY(model_consts_ready(s));
     /* a control input that takes many values (a step counter, not a
      * sample rate) would compile a plan per call: after CTL_VALUES_MAX new
      * values the session stops specialising on them (the plans so far

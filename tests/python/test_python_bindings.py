@@ -325,6 +325,20 @@ for label, fn in (("inputs", lambda: mc.inputs), ("outputs", lambda: mc.outputs)
     closed_raises(label, fn, "rlx.Model")
 with rlx.InferenceSession(path) as ic:
     C.check(not ic.closed and len(ic.run(None, feeds)) == 2, "an InferenceSession in a with block")
+    # the session is its model's only holder (cpu.release_packed may free the
+    # plain weights it reads packed); .rlx_model loads it again, and
+    # set_providers and the runs still work, with the same outputs
+    r0 = ic.run(None, feeds)
+    C.check(ic._model_dropped and ic._rlx_model.closed, "an InferenceSession keeps its model handle")
+    ic.set_providers(["CPUExecutionProvider"])
+    C.check(ic._model_dropped, "set_providers kept the model it loaded again")
+    r1 = ic.run(None, feeds)
+    C.check(all(np.array_equal(a, b) for a, b in zip(r0, r1)), "set_providers changed the outputs")
+    C.check([i["name"] for i in ic.rlx_model.inputs] == [i.name for i in ic.get_inputs()] and not ic._model_dropped,
+            ".rlx_model after the handle was released")
+    taken = ic.rlx_model
+    ic.set_providers(["CPUExecutionProvider"])
+    C.check(not taken.closed, "set_providers closed the model the caller took")
 C.check(ic.closed and ic.rlx_session.closed and ic.rlx_model.closed, "an InferenceSession after its with block")
 ic.close()
 for label, fn in (("run", lambda: ic.run(None, feeds)), ("get_inputs", ic.get_inputs), ("get_outputs", ic.get_outputs),
