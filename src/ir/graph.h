@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ir/attr_id.h"
 #include "ir/op_id.h"
 #include "rlx/rlx.h"
 

@@ -118,6 +118,14 @@ typedef struct rlx_op_def {
     rlx_attr_def attrs[RLX_MAX_OP_ATTRS]; /* known attributes; ends at name NULL */
 } rlx_op_def;
 
+/* The parameter slot of attribute id a in the schema of op `op` (the index
+ * k of its first row in def->attrs, and of n->params[k]), or -1 when the
+ * op's schema has no such name (or op or a is out of range). Constant
+ * time: a table built once, at the first call, from the schemas and
+ * src/ir/attr_names.def (a schema name missing from that list is an
+ * internal fault then, base/log.h). Thread-safe. */
+int rlx_op_attr_slot(rlx_op_id op, rlx_attr_id a);
+
 /* The type of attribute `name` of `def` at since-version `version`: a
  * schema row's, or one of the legacy attributes of old versions that have
  * no parameter slot (op.c: the binary ops' broadcast and axis before 7,
