@@ -61,7 +61,7 @@ bool rlx_ew_node_params(const rlx_node *n, rlx_ew_fn fn, rlx_ew_call *out) {
     const rlx_ew_info *r = rlx_ew_info_of(fn);
     if (!r) return false;
     if (fn == RLX_EW_GELU) {
-        const char *ap = rlx_param_str(n, "approximate");
+        const char *ap = rlx_param_str(n, RLX_A_approximate);
         if (strcmp(ap, "tanh") == 0) fn = RLX_EW_GELU_TANH;
         else if (strcmp(ap, "none") != 0) return false;
     }
