@@ -33,7 +33,7 @@ static rlx_status k_string_normalizer(rlx_cpu_kctx *k) {
     if (!mode && strcmp(act, "NONE") != 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "case_change_action must be LOWER, UPPER or NONE, got '%s'", act);
     bool cs = rlx_param_int(k->n, RLX_A_is_case_sensitive) != 0;
-    const rlx_node_attr *sw = rlx_node_attr_find(k->n, "stopwords");
+    const rlx_node_attr *sw = rlx_param(k->n, RLX_A_stopwords);
     size_t n_sw = sw && sw->type == RLX_ATTR_STRINGS ? sw->n : 0;
     size_t n = rlx_tensor_numel(x);
     const char *const *xs = x->data;

@@ -349,7 +349,7 @@ static rlx_status k_constant(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     size_t n = rlx_tensor_numel(y);
     const rlx_node_attr *a;
-    if ((a = rlx_node_attr_find(k->n, "value")) && a->t) {
+    if ((a = rlx_param(k->n, RLX_A_value)) && a->t) {
         if (a->t->dtype != y->dtype || rlx_tensor_numel(a->t) != n)
             return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "value does not match the output");
         if (n) memcpy(y->data, a->t->data, n * rlx_dtype_size(y->dtype));
@@ -374,7 +374,7 @@ static rlx_status k_constant(rlx_cpu_kctx *k) {
 /* ConstantOfShape-9/20/21: every element is `value` (default f32 0). */
 static rlx_status k_constant_of_shape(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
-    const rlx_node_attr *a = rlx_node_attr_find(k->n, "value");
+    const rlx_node_attr *a = rlx_param(k->n, RLX_A_value);
     size_t es = rlx_dtype_size(y->dtype), n = rlx_tensor_numel(y);
     char zero[16] = { 0 };
     const char *v = zero;
@@ -709,7 +709,7 @@ static rlx_status k_tile(rlx_cpu_kctx *k) {
 static rlx_status k_compress(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *cond = k->in[1];
     rlx_tensor *y = k->out[0];
-    const rlx_node_attr *aa = rlx_node_attr_find(k->n, "axis");
+    const rlx_node_attr *aa = rlx_param(k->n, RLX_A_axis);
     int ax = 0, r = 1;
     int64_t d[RLX_MAX_RANK], xs[RLX_MAX_RANK];
     if (aa) {
@@ -1095,7 +1095,7 @@ static int by_first(const void *vc, int64_t a, int64_t b) {
  * sorted = 1 orders the unique items ascending, 0 by first occurrence. */
 static rlx_status k_unique(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
-    const rlx_node_attr *aa = rlx_node_attr_find(k->n, "axis");
+    const rlx_node_attr *aa = rlx_param(k->n, RLX_A_axis);
     bool sorted = rlx_param_int(k->n, RLX_A_sorted) != 0;
     int ax = 0;
     size_t outer = 1, inner = 1, A = rlx_tensor_numel(x);

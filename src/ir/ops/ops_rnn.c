@@ -55,7 +55,7 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
     static const char *const defaults[3][3] = { { "Tanh" }, { "Sigmoid", "Tanh" }, { "Sigmoid", "Tanh", "Tanh" } };
     const char *names[6];
     size_t n_names = 0;
-    const rlx_node_attr *a = rlx_node_attr_find(n, "activations");
+    const rlx_node_attr *a = rlx_param(n, RLX_A_activations);
     if (a && a->type == RLX_ATTR_STRINGS && a->n > 0) {
         if (a->n != (size_t)(p->n_acts * p->num_dirs) && a->n != (size_t)p->n_acts)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %zu activations given, expected %d (%d per direction)", desc,

@@ -382,7 +382,7 @@ static rlx_status infer_concat(rlx_infer_ctx *c) {
     const rlx_value *first = rlx_ictx_in(c, 0);
     shp o;
     if (!x0) return out_dyn(c, first->dtype, -1);
-    const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
+    const rlx_node_attr *aa = rlx_param(c->n, RLX_A_axis);
     if (!aa) return rlx_ictx_fail(c, "attribute 'axis' is required");
     int ax;
     RLX_TRY(rlx_ictx_axis(c, aa->i, x0->rank, &ax));
@@ -997,7 +997,7 @@ static rlx_status infer_nonzero(rlx_infer_ctx *c) {
  * inverse_indices, counts; sizes depend on the data. */
 static rlx_status infer_unique(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
+    const rlx_node_attr *aa = rlx_param(c->n, RLX_A_axis);
     int64_t dyn = RLX_DIM_DYN, inv = RLX_DIM_DYN;
     shp o;
     if (aa && x->rank >= 0) {
@@ -1025,7 +1025,7 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *cond = rlx_ictx_in(c, 1);
     if (cond->dtype != RLX_DTYPE_BOOL) return rlx_ictx_fail(c, "condition must be bool, got %s", rlx_dtype_name(cond->dtype));
     if (cond->rank >= 0 && cond->rank != 1) return rlx_ictx_fail(c, "condition must be 1-D");
-    const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
+    const rlx_node_attr *aa = rlx_param(c->n, RLX_A_axis);
     int ax = -1;
     shp o;
     if (aa) {
