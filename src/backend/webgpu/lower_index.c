@@ -414,7 +414,7 @@ static rlx_status lower_cumsum(wg_lower *L) {
 static rlx_status lower_constant_of_shape(wg_lower *L) {
     const rlx_value *y = wg_out(L, 0);
     if (!wg_value_ok(y, WG_ANY4 | WG_I64 | WG_BOOL)) return wg_decline(L, "dtype");
-    const rlx_node_attr *a = rlx_node_attr_find(L->n, "value");
+    const rlx_node_attr *a = rlx_param(L->n, RLX_A_value);
     unsigned char v[8] = { 0 };
     if (a && a->t) {
         if (a->t->dtype != y->dtype || rlx_tensor_numel(a->t) != 1) return wg_decline(L, "value");

@@ -794,7 +794,7 @@ static rlx_status infer_constant(rlx_infer_ctx *c) {
 
 /* ConstantOfShape-9/20/21: value (one-element tensor, default f32 0). */
 static rlx_status infer_constant_of_shape(rlx_infer_ctx *c) {
-    const rlx_node_attr *va = rlx_node_attr_find(c->n, "value");
+    const rlx_node_attr *va = rlx_param(c->n, RLX_A_value);
     rlx_dtype dt = RLX_DTYPE_F32;
     if (va) {
         if (!va->t || rlx_tensor_numel(va->t) != 1)
@@ -1118,7 +1118,7 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
     int64_t k = RLX_DIM_DYN;
     bool known = false;
     if (c->n->version < 10) {
-        const rlx_node_attr *ka = rlx_node_attr_find(c->n, "k");
+        const rlx_node_attr *ka = rlx_param(c->n, RLX_A_k);
         if (!ka) return rlx_ictx_fail(c, "attribute 'k' is required");
         k = ka->i;
         known = true;

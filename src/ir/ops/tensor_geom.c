@@ -101,7 +101,7 @@ rlx_status rlx_pad_mode_of(const rlx_node *n, rlx_pad_mode *mode) {
 
 rlx_status rlx_split_sizes(const rlx_node *n, int64_t dim, const int64_t *split, size_t n_split, int n_out,
                            int64_t *sizes) {
-    const rlx_node_attr *num = n->version >= 18 ? rlx_node_attr_find(n, "num_outputs") : NULL;
+    const rlx_node_attr *num = n->version >= 18 ? rlx_param(n, RLX_A_num_outputs) : NULL;
     if (num && split)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: give either the split input or num_outputs, not both",
                         rlx_node_desc(n));
