@@ -60,8 +60,8 @@ extern int rlx_test_checks;
     } while (0)
 
 /* Internal faults of the library (src/base/log.h rlx_internal_fault: a
- * broken internal contract, such as a parameter read by a name its op's
- * schema lacks) beyond the ones a test provoked on purpose: prints the
+ * broken internal contract, such as a parameter read by an attribute id
+ * that its op's schema lacks) beyond the ones a test provoked on purpose: prints the
  * first and returns 1, else 0. TEST_MAIN_END counts it as a failure. */
 int test_internal_faults(void);
 /* A test that provokes n internal faults on purpose says so first. */

@@ -208,7 +208,7 @@ static const rlx_node *fused_node(const rlx_program *p) {
         const rlx_node *n = &p->g->nodes[p->steps[i]];
         size_t c = 0;
         if (strcmp(n->op_type, "FusedElementwise") == 0 &&
-            (rlx_param_floats(n, "qin", &c) || rlx_param_floats(n, "qout", &c)))
+            (rlx_param_floats(n, RLX_A_qin, &c) || rlx_param_floats(n, RLX_A_qout, &c)))
             return n;
     }
     return NULL;
@@ -327,11 +327,11 @@ static void test_preconditions(void) {
         const rlx_node *f = fused_node(a.p);
         size_t c = 0;
         if (v == 0 || v == 1) {
-            CHECK_MSG(f && rlx_param_floats(f, "qin", &c) && !rlx_param_floats(f, "qout", &c),
+            CHECK_MSG(f && rlx_param_floats(f, RLX_A_qin, &c) && !rlx_param_floats(f, RLX_A_qout, &c),
                       "precondition %d: the input only", v);
             CHECK_MSG(count(a.p, "QuantizeLinear") == 1 + v, "precondition %d: QuantizeLinear kept", v);
         } else {
-            CHECK_MSG(f && !rlx_param_floats(f, "qin", &c) && rlx_param_floats(f, "qout", &c),
+            CHECK_MSG(f && !rlx_param_floats(f, RLX_A_qin, &c) && rlx_param_floats(f, RLX_A_qout, &c),
                       "precondition %d: the output only", v);
             CHECK_MSG(count(a.p, "DequantizeLinear") == 1, "precondition %d: per-axis DequantizeLinear kept", v);
         }

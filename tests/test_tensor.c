@@ -16,6 +16,7 @@
 #include "runtime/model.h"
 #include "runtime/session.h"
 #include "base/log.h"
+#include "ir/op.h"
 #include "ir/ops/tensor_geom.h"
 #include "test_node.h"
 
@@ -288,22 +289,76 @@ static void test_transpose_perm(void) {
     CHECK_FAILS(rlx_transpose_perm(&n, 3, p), RLX_ERR_INVALID_MODEL, "(Transpose)");
 }
 
-/* A parameter read by a name that the op's schema lacks is an internal
- * fault (counted, so that the test programs fail; read as absent in a
- * release build, an abort in a build without NDEBUG). */
+/* A parameter read by an attribute id that the op's schema lacks is an
+ * internal fault (counted, so that the test programs fail; read as absent
+ * in a release build, an abort in a build without NDEBUG). */
 static void test_param_outside_schema(void) {
 #ifdef NDEBUG
     rlx_node n = test_make_node("Transpose", 13, 1, 1, NULL, 0);
     unsigned long before = rlx_internal_fault_count(NULL);
     test_expect_internal_faults(2);
     size_t cnt = 7;
-    CHECK(rlx_param_ints(&n, "axes", &cnt) == NULL && cnt == 0);
-    CHECK(rlx_param_int(&n, "axis") == 0);
+    CHECK(rlx_param_ints(&n, RLX_A_axes, &cnt) == NULL && cnt == 0);
+    CHECK(rlx_param_int(&n, RLX_A_axis) == 0);
     const char *first;
     CHECK(rlx_internal_fault_count(&first) == before + 2);
     CHECK_MSG(before || (strstr(first, "node0") && strstr(first, "'axes'")), "first fault: %s", first);
-    CHECK(rlx_param_ints(&n, "perm", &cnt) == NULL && rlx_internal_fault_count(NULL) == before + 2);
+    CHECK(rlx_param_ints(&n, RLX_A_perm, &cnt) == NULL && rlx_internal_fault_count(NULL) == before + 2);
 #endif
+}
+
+/* Attribute ids (ir/attr_id.h): every attribute name of every op schema
+ * has a row in src/ir/attr_names.def and no row names nothing; an id names
+ * itself back; the rows are sorted (the lookup by name bisects them); the
+ * slot table gives each op the first schema row of the name and -1 for a
+ * name its schema lacks. rlx_param_given tells a given value from a
+ * default. */
+static void test_attr_ids(void) {
+    CHECK(rlx_attr_id_name(RLX_A_NONE) == NULL && rlx_attr_id_name(RLX_A_COUNT) == NULL);
+    CHECK(rlx_attr_id_of("no_such_attribute") == RLX_A_NONE && rlx_attr_id_of("") == RLX_A_NONE);
+    for (int a = RLX_A_NONE + 1; a < RLX_A_COUNT; a++) {
+        const char *nm = rlx_attr_id_name((rlx_attr_id)a);
+        CHECK_MSG(nm && rlx_attr_id_of(nm) == (rlx_attr_id)a, "attribute id %d (%s) does not name itself back", a,
+                  nm ? nm : "NULL");
+        const char *prev = rlx_attr_id_name((rlx_attr_id)(a - 1));
+        CHECK_MSG(!prev || !nm || strcmp(prev, nm) < 0,
+                  "src/ir/attr_names.def: row '%s' before '%s' breaks strcmp order", prev, nm ? nm : "NULL");
+    }
+    bool named[RLX_A_COUNT] = { false };
+    for (size_t i = 0; i < rlx_op_count(); i++) {
+        const rlx_op_def *d = rlx_op_at(i);
+        for (int k = 0; k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++) {
+            const char *nm = d->attrs[k].name;
+            rlx_attr_id a = rlx_attr_id_of(nm);
+            CHECK_MSG(a != RLX_A_NONE, "op %s: schema attribute '%s' has no row RLX_ATTR_NAME(%s) in "
+                      "src/ir/attr_names.def", d->name, nm, nm);
+            if (a == RLX_A_NONE) continue;
+            named[a] = true;
+            int first = 0;
+            while (strcmp(d->attrs[first].name, nm) != 0) first++;
+            CHECK_MSG(rlx_op_attr_slot(d->id, a) == first, "op %s: slot of '%s' is %d, expected %d", d->name, nm,
+                      rlx_op_attr_slot(d->id, a), first);
+        }
+    }
+    for (int a = RLX_A_NONE + 1; a < RLX_A_COUNT; a++)
+        CHECK_MSG(named[a], "src/ir/attr_names.def: row '%s' is in no op schema", rlx_attr_id_name((rlx_attr_id)a));
+    CHECK(rlx_op_attr_slot(RLX_OP_Transpose, RLX_A_perm) == 0 && rlx_op_attr_slot(RLX_OP_Transpose, RLX_A_axes) == -1);
+    CHECK(rlx_op_attr_slot(RLX_OP_NONE, RLX_A_axis) == -1 && rlx_op_attr_slot(RLX_OP_COUNT, RLX_A_axis) == -1);
+    CHECK(rlx_op_attr_slot(RLX_OP_Softmax, RLX_A_NONE) == -1 && rlx_op_attr_slot(RLX_OP_Softmax, RLX_A_COUNT) == -1);
+
+    rlx_node n = test_make_node("Flatten", 13, 1, 1, NULL, 0);
+    CHECK(rlx_param_int(&n, RLX_A_axis) == 1 && !rlx_param_given(&n, RLX_A_axis));
+    rlx_node_attr ax = { .name = "axis", .type = RLX_ATTR_INT, .i = 0 };
+    n = test_make_node("Flatten", 13, 1, 1, &ax, 1);
+    CHECK(rlx_param_int(&n, RLX_A_axis) == 0 && rlx_param_given(&n, RLX_A_axis));
+    /* LpPool-11 has two kernel_shape rows (required from 2): reads take the first, which both fill */
+    int64_t ks[2] = { 3, 2 };
+    rlx_node_attr kattr = { .name = "kernel_shape", .type = RLX_ATTR_INTS, .n = 2, .ints = ks };
+    n = test_make_node("LpPool", 11, 1, 1, &kattr, 1);
+    size_t cnt = 0;
+    const int64_t *got = rlx_param_ints(&n, RLX_A_kernel_shape, &cnt);
+    CHECK(got && cnt == 2 && got[0] == 3 && got[1] == 2 && rlx_param_given(&n, RLX_A_kernel_shape));
+    CHECK(rlx_param_int(&n, RLX_A_p) == 2 && !rlx_param_given(&n, RLX_A_p));
 }
 
 static void test_transpose(void) {
@@ -1740,6 +1795,7 @@ int main(void) {
     test_flatten_identity();
     test_transpose_perm();
     test_param_outside_schema();
+    test_attr_ids();
     test_transpose();
     test_squeeze_unsqueeze();
     test_concat();

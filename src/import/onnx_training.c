@@ -411,8 +411,8 @@ static rlx_status gemm_operand_grad(gctx *c, int l, bool tl, int r, bool tr, boo
 static rlx_status grad_gemm(gctx *c, const rlx_node *n, int G) {
     int ia = n->in[0], ib = n->in[1], ic = n->n_in > 2 ? n->in[2] : -1;
     int A = c->fwd[ia], B = c->fwd[ib];
-    bool ta = rlx_param_int(n, "transA") != 0, tb = rlx_param_int(n, "transB") != 0;
-    double alpha = rlx_param_float(n, "alpha"), beta = rlx_param_float(n, "beta");
+    bool ta = rlx_param_int(n, RLX_A_transA) != 0, tb = rlx_param_int(n, RLX_A_transB) != 0;
+    double alpha = rlx_param_float(n, RLX_A_alpha), beta = rlx_param_float(n, RLX_A_beta);
     bool need_a = c->active[ia], need_b = c->active[ib], need_c = ic >= 0 && c->active[ic];
     /* dA' = G B'^T, dA = transA ? dA'^T : dA'; dB' = A'^T G likewise */
     if (need_a) RLX_TRY(gemm_operand_grad(c, G, false, B, !tb, ta, alpha, ia));
@@ -440,7 +440,7 @@ static rlx_status grad_reduce(gctx *c, const rlx_node *n, int G, bool mean) {
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: the axes input of %s is not constant", c->label,
                             rlx_node_desc(n));
     } else {
-        const int64_t *at = rlx_param_ints(n, "axes", &na);
+        const int64_t *at = rlx_param_ints(n, RLX_A_axes, &na);
         if (na > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: too many axes", rlx_node_desc(n));
         if (na) memcpy(axes, at, na * sizeof *axes);
     }
@@ -603,7 +603,7 @@ static rlx_status backprop_node(gctx *c, int nid) {
     } else if (!strcmp(op, "Transpose")) {
         int r = c->g->values[X].rank;
         size_t np = 0;
-        const int64_t *perm = rlx_param_ints(n, "perm", &np);
+        const int64_t *perm = rlx_param_ints(n, RLX_A_perm, &np);
         if (r < 0 || (perm && np != (size_t)r))
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %s has an unknown rank or a bad perm", c->label,
                             rlx_node_desc(n));

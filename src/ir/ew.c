@@ -3,6 +3,8 @@
 #include "ir/ew.h"
 
 #include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -34,6 +36,25 @@ static float param_default(int fn, int i) {
     return k_rows[fn].dflt[i];
 }
 
+/* The attribute id of parameter i of each row whose op's schema has it
+ * (RLX_A_NONE for none), resolved once from the rows' names:
+ * rlx_ew_node_params reads a node of the row's op by id (its parameter
+ * slot), with no name lookup per run. */
+static rlx_attr_id g_param_id[RLX_EW_COUNT][2];
+static atomic_bool g_param_id_ready;
+static pthread_once_t g_param_id_once = PTHREAD_ONCE_INIT;
+
+static void resolve_param_ids(void) {
+    for (int fn = 0; fn < RLX_EW_COUNT; fn++)
+        for (int i = 0; i < 2; i++) {
+            rlx_attr_id id = k_rows[fn].param[i] ? rlx_attr_id_of(k_rows[fn].param[i]) : RLX_A_NONE;
+            /* only where the op's schema has the name (else the node's attribute is read by name) */
+            bool slot = k_node_op[fn] != RLX_OP_NONE && rlx_op_attr_slot(k_node_op[fn], id) >= 0;
+            g_param_id[fn][i] = slot ? id : RLX_A_NONE;
+        }
+    atomic_store_explicit(&g_param_id_ready, true, memory_order_release);
+}
+
 const rlx_ew_info *rlx_ew_info_of(int fn) { return fn >= 0 && fn < RLX_EW_COUNT ? &k_rows[fn] : NULL; }
 
 int rlx_ew_of_op(rlx_op_id op) {
@@ -61,14 +82,22 @@ bool rlx_ew_node_params(const rlx_node *n, rlx_ew_fn fn, rlx_ew_call *out) {
     const rlx_ew_info *r = rlx_ew_info_of(fn);
     if (!r) return false;
     if (fn == RLX_EW_GELU) {
-        const char *ap = rlx_param_str(n, "approximate");
+        const char *ap = rlx_param_str(n, RLX_A_approximate);
         if (strcmp(ap, "tanh") == 0) fn = RLX_EW_GELU_TANH;
         else if (strcmp(ap, "none") != 0) return false;
     }
     out->kind = fn;
+    if (!atomic_load_explicit(&g_param_id_ready, memory_order_acquire))
+        pthread_once(&g_param_id_once, resolve_param_ids);
     for (int i = 0; i < 2; i++) {
-        const rlx_node_attr *a = r->param[i] ? rlx_node_attr_find(n, r->param[i]) : NULL;
-        float v = !r->param[i] ? 0.0f : a && a->type == RLX_ATTR_FLOAT ? a->f : param_default(fn, i);
+        float v = 0.0f;
+        if (r->param[i]) {
+            /* a node of the row's op reads its parameter slot by id (given, else the schema's default); a
+             * node of another op (rows without one) reads the attribute by name */
+            rlx_attr_id id = n->op == k_node_op[fn] ? g_param_id[fn][i] : RLX_A_NONE;
+            const rlx_node_attr *a = id != RLX_A_NONE ? rlx_param(n, id) : rlx_node_attr_find(n, r->param[i]);
+            v = a && a->type == RLX_ATTR_FLOAT ? a->f : param_default(fn, i);
+        }
         if (i == 0) out->alpha = v;
         else out->beta = v;
     }

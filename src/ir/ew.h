@@ -147,7 +147,9 @@ bool rlx_ew_resolve(const rlx_graph *g, const rlx_node *n, rlx_ew_call *out);
 /* The parameters of function fn from node n's attributes (the row's
  * defaults where absent); for GELU, the approximate attribute may turn it
  * into GELU_TANH. Returns false for an unsupported approximate. Run-time
- * CPU kernels use this: no name lookup of the op. */
+ * CPU kernels use this: no name lookup (a node of the row's op reads its
+ * parameter slots by attribute id; only a node of another op, for rows
+ * without an op, reads its attributes by name). */
 bool rlx_ew_node_params(const rlx_node *n, rlx_ew_fn fn, rlx_ew_call *out);
 
 /* The function of an RNN activation name (ONNX RNN/GRU/LSTM

@@ -793,6 +793,7 @@ rlx_status rlx_node_resolve_params(rlx_node *n) {
     while (d && cnt < RLX_MAX_OP_ATTRS && d->attrs[cnt].name) cnt++;
     free(n->params);
     n->params = NULL;
+    n->params_given = 0;
     if (!cnt) return RLX_OK;
     n->params = calloc((size_t)cnt, sizeof *n->params);
     if (!n->params) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (parameters)", rlx_node_desc(n));
@@ -802,6 +803,7 @@ rlx_status rlx_node_resolve_params(rlx_node *n) {
         const rlx_node_attr *a = rlx_node_attr_find(n, ad->name);
         if (a) {
             *p = *a; /* borrows the strings and lists */
+            n->params_given |= 1u << k;
             /* the scalar form of a list type (check_attrs accepts it) reads as a list of one */
             if (ad->type == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) p->type = RLX_ATTR_INTS, p->n = 1, p->ints = (int64_t *)&a->i;
             if (ad->type == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT)
@@ -826,44 +828,47 @@ rlx_status rlx_node_resolve_params(rlx_node *n) {
     return RLX_OK;
 }
 
-/* The schema slot `name` of the node's op, or -1. Every read names an
- * attribute of the node's op: a name that its schema lacks is a bug of the
- * reader (rlx_internal_fault, which fails the tests) and reads as absent. */
-static int param_slot(const rlx_node *n, const char *name) {
-    const rlx_op_def *d = n->def;
-    for (int k = 0; d && k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++)
-        if (strcmp(d->attrs[k].name, name) == 0) return n->params ? k : -1;
-    rlx_internal_fault("%s: parameter '%s' read, which the op's attribute schema lacks", rlx_node_desc(n), name);
+/* The parameter slot of attribute a in the node's op, or -1. Every read
+ * names an attribute of the node's op: one that its schema lacks is a bug
+ * of the reader (rlx_internal_fault, which fails the tests) and reads as
+ * absent. */
+static int param_slot(const rlx_node *n, rlx_attr_id a) {
+    int k = n->def ? rlx_op_attr_slot(n->def->id, a) : -1;
+    if (k >= 0) return n->params ? k : -1;
+    const char *name = rlx_attr_id_name(a);
+    rlx_internal_fault("%s: parameter '%s' read, which the op's attribute schema lacks", rlx_node_desc(n),
+                       name ? name : "(no attribute)");
     return -1;
 }
 
-const rlx_node_attr *rlx_param(const rlx_node *n, const char *name) {
-    int k = param_slot(n, name);
+const rlx_node_attr *rlx_param(const rlx_node *n, rlx_attr_id a) {
+    int k = param_slot(n, a);
     return k >= 0 && n->params[k].type != RLX_ATTR_UNDEFINED ? &n->params[k] : NULL;
 }
 
-int64_t rlx_param_int(const rlx_node *n, const char *name) {
-    const rlx_node_attr *a = rlx_param(n, name);
-    return a && a->type == RLX_ATTR_INT ? a->i : 0;
+int64_t rlx_param_int(const rlx_node *n, rlx_attr_id a) {
+    const rlx_node_attr *p = rlx_param(n, a);
+    return p && p->type == RLX_ATTR_INT ? p->i : 0;
 }
 
-float rlx_param_float(const rlx_node *n, const char *name) {
-    const rlx_node_attr *a = rlx_param(n, name);
-    return a && a->type == RLX_ATTR_FLOAT ? a->f : 0.0f;
+float rlx_param_float(const rlx_node *n, rlx_attr_id a) {
+    const rlx_node_attr *p = rlx_param(n, a);
+    return p && p->type == RLX_ATTR_FLOAT ? p->f : 0.0f;
 }
 
-const char *rlx_param_str(const rlx_node *n, const char *name) {
-    const rlx_node_attr *a = rlx_param(n, name);
-    return a && a->type == RLX_ATTR_STRING ? a->s : NULL;
+const char *rlx_param_str(const rlx_node *n, rlx_attr_id a) {
+    const rlx_node_attr *p = rlx_param(n, a);
+    return p && p->type == RLX_ATTR_STRING ? p->s : NULL;
 }
 
-const rlx_graph *rlx_param_graph(const rlx_node *n, const char *name) {
-    const rlx_node_attr *a = rlx_param(n, name);
-    return a && a->type == RLX_ATTR_GRAPH ? a->g : NULL;
+const rlx_graph *rlx_param_graph(const rlx_node *n, rlx_attr_id a) {
+    const rlx_node_attr *p = rlx_param(n, a);
+    return p && p->type == RLX_ATTR_GRAPH ? p->g : NULL;
 }
 
-bool rlx_param_given(const rlx_node *n, const char *name) {
-    return rlx_node_attr_find(n, name) != NULL;
+bool rlx_param_given(const rlx_node *n, rlx_attr_id a) {
+    int k = param_slot(n, a);
+    return k >= 0 && (n->params_given >> k & 1u);
 }
 
 int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def) {
@@ -909,12 +914,12 @@ const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count)
     return attr_list(rlx_node_attr_find(n, name), RLX_ATTR_FLOATS, count);
 }
 
-const int64_t *rlx_param_ints(const rlx_node *n, const char *name, size_t *count) {
-    return attr_list(rlx_param(n, name), RLX_ATTR_INTS, count);
+const int64_t *rlx_param_ints(const rlx_node *n, rlx_attr_id a, size_t *count) {
+    return attr_list(rlx_param(n, a), RLX_ATTR_INTS, count);
 }
 
-const float *rlx_param_floats(const rlx_node *n, const char *name, size_t *count) {
-    return attr_list(rlx_param(n, name), RLX_ATTR_FLOATS, count);
+const float *rlx_param_floats(const rlx_node *n, rlx_attr_id a, size_t *count) {
+    return attr_list(rlx_param(n, a), RLX_ATTR_FLOATS, count);
 }
 
 /* ------------------------------------------------------------ dump */

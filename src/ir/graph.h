@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ir/attr_id.h"
 #include "ir/op_id.h"
 #include "rlx/rlx.h"
 
@@ -79,6 +80,9 @@ typedef struct rlx_node {
      * the schema default, else type RLX_ATTR_UNDEFINED. Slots borrow the
      * strings and lists of attrs; rlx_node_resolve_params rebuilds them. */
     rlx_node_attr *params;
+    /* Bit k: slot k was given on the node (in attrs), not defaulted
+     * (rlx_param_given); set with params. */
+    uint32_t params_given;
     bool dead; /* removed by a pass; compacted away by rlx_graph_compact */
     /* 1 + the index in the graph's `sources` of the node of the model file
      * that the import expanded into this one (a com.microsoft contrib op);
@@ -299,28 +303,31 @@ const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count)
 const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count);
 
 /* Parameters: the node's schema attributes, given or defaulted (the
- * default is written once, in the op's schema row). `name` must be in the
- * schema of the node's op: a name that is not is an internal fault
- * (base/log.h: the test programs fail; a release build reads it as
- * absent, 0 or NULL). Slot k of the schema is also n->params[k]. */
-const rlx_node_attr *rlx_param(const rlx_node *n, const char *name);
-int64_t rlx_param_int(const rlx_node *n, const char *name);
-float rlx_param_float(const rlx_node *n, const char *name);
+ * default is written once, in the op's schema row), read by attribute id
+ * (RLX_A_<name>, ir/attr_id.h): an index into n->params through a table
+ * built once from the schemas (rlx_op_attr_slot), with no name lookup.
+ * The attribute must be in the schema of the node's op: one that is not
+ * is an internal fault (base/log.h: the test programs fail; a release
+ * build reads it as absent, 0 or NULL). Slot k of the schema is also
+ * n->params[k]. */
+const rlx_node_attr *rlx_param(const rlx_node *n, rlx_attr_id a);
+int64_t rlx_param_int(const rlx_node *n, rlx_attr_id a);
+float rlx_param_float(const rlx_node *n, rlx_attr_id a);
 /* NULL when the attribute has no default and is not given. */
-const char *rlx_param_str(const rlx_node *n, const char *name);
+const char *rlx_param_str(const rlx_node *n, rlx_attr_id a);
 /* A list parameter (INTS / FLOATS; lists have no default): pointer to the
  * values and their count, or NULL/0 when not given (a given empty list is
  * non-NULL with count 0). */
-const int64_t *rlx_param_ints(const rlx_node *n, const char *name, size_t *count);
-const float *rlx_param_floats(const rlx_node *n, const char *name, size_t *count);
+const int64_t *rlx_param_ints(const rlx_node *n, rlx_attr_id a, size_t *count);
+const float *rlx_param_floats(const rlx_node *n, rlx_attr_id a, size_t *count);
 /* A GRAPH parameter (the body of If, Loop, Scan), or NULL. */
-const rlx_graph *rlx_param_graph(const rlx_node *n, const char *name);
+const rlx_graph *rlx_param_graph(const rlx_node *n, rlx_attr_id a);
 /* Whether the attribute was given on the node (not defaulted). */
-bool rlx_param_given(const rlx_node *n, const char *name);
+bool rlx_param_given(const rlx_node *n, rlx_attr_id a);
 
-/* (Re)builds n->params from n->attrs and the schema: rlx_graph_add_node
- * and rlx_graph_clone call it; a pass that changes a schema attribute of
- * an existing node calls it afterwards.
+/* (Re)builds n->params and n->params_given from n->attrs and the schema:
+ * rlx_graph_add_node and rlx_graph_clone call it; a pass that changes a
+ * schema attribute of an existing node calls it afterwards.
  * errors: RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_node_resolve_params(rlx_node *n);
 

@@ -1,9 +1,12 @@
 #include "ir/op.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/mem.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
@@ -84,6 +87,63 @@ static const rlx_op_def *const k_by_id[RLX_OP_COUNT] = {
 
 const rlx_op_def *rlx_op_get(rlx_op_id id) {
     return (id > RLX_OP_NONE && id < RLX_OP_COUNT) ? k_by_id[id] : NULL;
+}
+
+/* ------------------------------------------------------------ attribute ids */
+
+static const char *const k_attr_names[RLX_A_COUNT] = {
+#define RLX_ATTR_NAME(nm) [RLX_A_##nm] = #nm,
+#include "ir/attr_names.def"
+#undef RLX_ATTR_NAME
+};
+
+const char *rlx_attr_id_name(rlx_attr_id a) { return a > RLX_A_NONE && a < RLX_A_COUNT ? k_attr_names[a] : NULL; }
+
+rlx_attr_id rlx_attr_id_of(const char *name) {
+    size_t lo = RLX_A_NONE + 1, hi = RLX_A_COUNT; /* the rows are sorted (checked by build_attr_slots) */
+    while (name && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, k_attr_names[mid]);
+        if (c == 0) return (rlx_attr_id)mid;
+        if (c < 0) hi = mid;
+        else lo = mid + 1;
+    }
+    return RLX_A_NONE;
+}
+
+/* Schema slot of each attribute id in each op (0xFF: none), built once
+ * from the schemas: the one place where parameter names are compared. */
+enum { NO_SLOT = 0xFF };
+static uint8_t g_attr_slot[RLX_OP_COUNT][RLX_A_COUNT];
+static atomic_bool g_attr_slot_ready;
+static pthread_once_t g_attr_slot_once = PTHREAD_ONCE_INIT;
+
+static void build_attr_slots(void) {
+    _Static_assert(RLX_MAX_OP_ATTRS < NO_SLOT, "a slot fits a byte");
+    memset(g_attr_slot, NO_SLOT, sizeof g_attr_slot);
+    for (size_t a = RLX_A_NONE + 2; a < RLX_A_COUNT; a++)
+        if (strcmp(k_attr_names[a - 1], k_attr_names[a]) >= 0)
+            rlx_internal_fault("src/ir/attr_names.def: row '%s' comes after '%s' (the rows are sorted in strcmp order, "
+                               "each name once)", k_attr_names[a], k_attr_names[a - 1]);
+    for (size_t op = RLX_OP_NONE + 1; op < RLX_OP_COUNT; op++) {
+        const rlx_op_def *d = k_by_id[op];
+        for (int k = 0; d && k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++) {
+            rlx_attr_id a = rlx_attr_id_of(d->attrs[k].name);
+            if (a == RLX_A_NONE)
+                rlx_internal_fault("op %s: attribute '%s' of its schema has no row in src/ir/attr_names.def", d->name,
+                                   d->attrs[k].name);
+            else if (g_attr_slot[op][a] == NO_SLOT)
+                g_attr_slot[op][a] = (uint8_t)k; /* the first row of the name (rlx_attr_def) */
+        }
+    }
+    atomic_store_explicit(&g_attr_slot_ready, true, memory_order_release);
+}
+
+int rlx_op_attr_slot(rlx_op_id op, rlx_attr_id a) {
+    if (!atomic_load_explicit(&g_attr_slot_ready, memory_order_acquire)) pthread_once(&g_attr_slot_once, build_attr_slots);
+    if ((unsigned)op >= RLX_OP_COUNT || (unsigned)a >= RLX_A_COUNT) return -1;
+    int s = g_attr_slot[op][a];
+    return s == NO_SLOT ? -1 : s;
 }
 
 int rlx_op_version(const rlx_op_def *def, int64_t opset) {

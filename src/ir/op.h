@@ -4,9 +4,11 @@
  * src/backend/webgpu: those are the op's other two homes.
  *
  * Adding an op: a RLX_OP row in its family's table, src/ir/ops/ops_<family>.def
- * (the row defines the op id RLX_OP_<name> too), its CPU kernel in
- * src/backend/cpu/ (a row [RLX_OP_<name>] = fn), and a test; docs/DEVELOPING.md
- * lists every place. */
+ * (the row defines the op id RLX_OP_<name> too), a RLX_ATTR_NAME row in
+ * src/ir/attr_names.def for each attribute name of its schema that the list
+ * lacks (the row defines the id RLX_A_<name> that reads take), its CPU
+ * kernel in src/backend/cpu/ (a row [RLX_OP_<name>] = fn), and a test;
+ * docs/DEVELOPING.md lists every place. */
 #ifndef RLX_IR_OP_H
 #define RLX_IR_OP_H
 
@@ -30,7 +32,9 @@ typedef rlx_status (*rlx_infer_fn)(rlx_infer_ctx *ctx);
 /* One attribute of an op's schema. The default is written here and
  * nowhere else: rlx_graph_add_node gives every node a parameter block with
  * one slot per schema attribute (rlx_node.params), holding the given value
- * or this default, and kernels read the slots (rlx_param_*, graph.h).
+ * or this default, and kernels read the slots by attribute id
+ * (rlx_param_*(n, RLX_A_<name>), graph.h; the ids come from the list
+ * src/ir/attr_names.def, which has a row for every schema name).
  * Attributes without a default (has_default false: lists, tensors, graphs,
  * and scalars whose default depends on the version or on other attributes)
  * have slot type RLX_ATTR_UNDEFINED when not given. */
@@ -117,6 +121,14 @@ typedef struct rlx_op_def {
     uint32_t flags;
     rlx_attr_def attrs[RLX_MAX_OP_ATTRS]; /* known attributes; ends at name NULL */
 } rlx_op_def;
+
+/* The parameter slot of attribute id a in the schema of op `op` (the index
+ * k of its first row in def->attrs, and of n->params[k]), or -1 when the
+ * op's schema has no such name (or op or a is out of range). Constant
+ * time: a table built once, at the first call, from the schemas and
+ * src/ir/attr_names.def (a schema name missing from that list is an
+ * internal fault then, base/log.h). Thread-safe. */
+int rlx_op_attr_slot(rlx_op_id op, rlx_attr_id a);
 
 /* The type of attribute `name` of `def` at since-version `version`: a
  * schema row's, or one of the legacy attributes of old versions that have

@@ -31,7 +31,7 @@ static const rlx_graph *chosen_branch(const rlx_graph *g, const rlx_node *n) {
     const rlx_value *c = rlx_node_input(g, n, 0);
     if (g->parent || !c || !c->konst || rlx_tensor_numel(c->konst) != 1 || c->konst->dtype != RLX_DTYPE_BOOL)
         return NULL;
-    const rlx_graph *b = rlx_param_graph(n, *(const uint8_t *)c->konst->data ? "then_branch" : "else_branch");
+    const rlx_graph *b = rlx_param_graph(n, *(const uint8_t *)c->konst->data ? RLX_A_then_branch : RLX_A_else_branch);
     if (!b || b->n_inputs || (int)b->n_outputs != n->n_out) return NULL;
     for (size_t v = 0; v < b->n_values; v++) {
         bool outer = b->values[v].flags & RLX_VALUE_OUTER;

@@ -93,7 +93,7 @@ static bool per_channel(const rlx_value *k, int out_rank, int64_t c, float *dst)
 /* The affine map (a, b) of node n applied to input `x_id`, or false. */
 static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_rank, int64_t c, float *a, float *b) {
     if (is_op(n, RLX_OP_BatchNormalization)) {
-        if (n->n_in < 5 || n->in[0] != x_id || rlx_param_int(n, "training_mode") != 0) return false;
+        if (n->n_in < 5 || n->in[0] != x_id || rlx_param_int(n, RLX_A_training_mode) != 0) return false;
         for (int k = 1; k < n->n_out; k++)
             if (n->out[k] >= 0) return false;
         float *s = malloc((size_t)c * 4 * sizeof(float));
@@ -102,7 +102,7 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
         bool ok = per_channel(rlx_node_input(g, n, 1), 2, c, s) && per_channel(rlx_node_input(g, n, 2), 2, c, bias) &&
                   per_channel(rlx_node_input(g, n, 3), 2, c, mean) && per_channel(rlx_node_input(g, n, 4), 2, c, var);
         if (ok) {
-            double eps = rlx_param_float(n, "epsilon");
+            double eps = rlx_param_float(n, RLX_A_epsilon);
             for (int64_t i = 0; i < c; i++) {
                 double m = (double)s[i] / sqrt((double)var[i] + eps);
                 a[i] = (float)m;
@@ -279,7 +279,7 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 continue;
             /* output channels: Conv's weight [C_out, C_in / group, k..], ConvTranspose's [C_in, C_out / group, k..] */
             bool tr = is_op(cv, RLX_OP_ConvTranspose);
-            int64_t group = tr ? rlx_param_int(cv, "group") : 1;
+            int64_t group = tr ? rlx_param_int(cv, RLX_A_group) : 1;
             if (tr && (w->konst->rank < 2 || group < 1 || w->konst->dims[0] % group)) continue;
             int64_t c = tr ? w->konst->dims[1] * group : w->konst->dims[0];
             if (c < 1) continue;

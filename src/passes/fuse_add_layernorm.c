@@ -36,7 +36,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
     if (ln->version != 17 || ln->n_in < 2 || ln->n_out < 1 || ln->out[0] < 0) return RLX_OK;
     for (int k = 1; k < ln->n_out; k++)
         if (ln->out[k] >= 0) return RLX_OK;
-    if (rlx_param_int(ln, "stash_type") != RLX_DTYPE_F32) return RLX_OK;
+    if (rlx_param_int(ln, RLX_A_stash_type) != RLX_DTYPE_F32) return RLX_OK;
     int x = ln->in[0];
     const rlx_node *add = rlx_fuse_producer(g, x);
     if (!add || !rlx_fuse_is(add, RLX_OP_Add) || add->version < 7 || add->n_in != 2 || add->n_out != 1 ||
@@ -57,7 +57,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
         a = b, b = tv;
     }
     int ax;
-    int64_t axis = rlx_param_int(ln, "axis");
+    int64_t axis = rlx_param_int(ln, RLX_A_axis);
     if (!rlx_fuse_same_shape(a, xv) || !fits(b, xv, 0) || !rlx_norm_axis(axis, xv->rank, &ax) ||
         !fits(sc, xv, ax) || (bi && !fits(bi, xv, ax)))
         return RLX_OK;
@@ -68,7 +68,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
     int n_in = bi ? 4 : 3, out = ln->out[0];
     rlx_node_attr attrs[2];
     RLX_TRY(rlx_node_attr_set_int(&attrs[0], "axis", axis));
-    rlx_status st = rlx_node_attr_set_float(&attrs[1], "epsilon", rlx_param_float(ln, "epsilon"));
+    rlx_status st = rlx_node_attr_set_float(&attrs[1], "epsilon", rlx_param_float(ln, RLX_A_epsilon));
     if (st) {
         rlx_node_attr_free(&attrs[0]);
         return st;

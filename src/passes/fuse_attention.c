@@ -194,7 +194,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
         const rlx_node *ty = &g->nodes[rlx_fuse_user(u, y, 0)];
         size_t np;
         const int64_t *perm = rlx_fuse_is(ty, RLX_OP_Transpose) && ty->n_in == 1 && ty->n_out == 1 && ty->out[0] >= 0
-                                  ? rlx_param_ints(ty, "perm", &np)
+                                  ? rlx_param_ints(ty, RLX_A_perm, &np)
                                   : NULL;
         if (perm && np == (size_t)r && typed_static(&g->values[ty->out[0]], dt)) {
             memcpy(perms[3], perm, (size_t)r * sizeof(int64_t));

@@ -39,7 +39,7 @@ static bool mean_over_suffix(const rlx_graph *g, const rlx_node *n, int x, int *
         const rlx_value *a = rlx_node_input(g, n, 1);
         if (!a || !rlx_konst_ints(a, axes, RLX_MAX_RANK, &na)) return false;
     } else {
-        const int64_t *at = rlx_param_ints(n, "axes", &na);
+        const int64_t *at = rlx_param_ints(n, RLX_A_axes, &na);
         if (!at || na > RLX_MAX_RANK) return false;
         memcpy(axes, at, na * sizeof *axes);
     }

@@ -130,8 +130,8 @@ static bool reader_ok(const rlx_graph *g, const rlx_node *n, int bv, rlx_dtype d
     if (!a || a->dtype != dt || y->dtype != dt || a->rank < 2 || a->dims[a->rank - 1] != K) return false;
     if (!gemm) return n->n_in == 2 && ax == 0;
     int c = n->n_in > 2 ? n->in[2] : -1;
-    if (a->rank != 2 || rlx_param_int(n, "transA") != 0 || rlx_param_float(n, "alpha") != 1.0f ||
-        (rlx_param_int(n, "transB") != 0) != (ax == 1) || c == bv || (c >= 0 && rlx_param_float(n, "beta") != 1.0f))
+    if (a->rank != 2 || rlx_param_int(n, RLX_A_transA) != 0 || rlx_param_float(n, RLX_A_alpha) != 1.0f ||
+        (rlx_param_int(n, RLX_A_transB) != 0) != (ax == 1) || c == bv || (c >= 0 && rlx_param_float(n, RLX_A_beta) != 1.0f))
         return false;
     *bias = c;
     return true;
@@ -199,8 +199,8 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int dq_id, rlx
         return RLX_OK;
     int ax;
     nbits_src w = { .x = xv->konst, .s = sv->konst, .z = zv ? zv->konst : NULL,
-                    .bs = rlx_param_int(dq, "block_size") };
-    if (!rlx_norm_axis(rlx_param_int(dq, "axis"), 2, &ax) || w.bs < 16 || w.bs > 4096 || (w.bs & (w.bs - 1)))
+                    .bs = rlx_param_int(dq, RLX_A_block_size) };
+    if (!rlx_norm_axis(rlx_param_int(dq, RLX_A_axis), 2, &ax) || w.bs < 16 || w.bs > 4096 || (w.bs & (w.bs - 1)))
         return RLX_OK;
     w.K = xv->dims[ax];
     w.N = xv->dims[1 - ax];

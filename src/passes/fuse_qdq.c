@@ -74,7 +74,7 @@ static bool dq_matches(const rlx_graph *g, const rlx_node *d, int v, double scal
     if (!rlx_fuse_is(d, RLX_OP_DequantizeLinear) || d->n_in < 2 || d->in[0] != v || d->n_out != 1 || d->out[0] < 0)
         return false;
     if (g->values[d->out[0]].dtype != RLX_DTYPE_F32 || !qparams(g, d, &s2, &z2, &zdt2)) return false;
-    if (rlx_param_int(d, "block_size") != 0) return false;
+    if (rlx_param_int(d, RLX_A_block_size) != 0) return false;
     /* an absent zero point is 0 of the value's type: compare values only */
     (void)zdt2, (void)zp_dt;
     return s2 == scale && z2 == zp;
@@ -90,9 +90,9 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int qi, rlx_pa
     if (qv->dtype == RLX_DTYPE_U8) lo = 0;
     else if (qv->dtype == RLX_DTYPE_I8) lo = -128;
     else return RLX_OK;
-    if (rlx_param_int(q, "block_size") != 0) return RLX_OK;
+    if (rlx_param_int(q, RLX_A_block_size) != 0) return RLX_OK;
     if (q->version >= 23) {
-        int64_t prec = rlx_param_int(q, "precision");
+        int64_t prec = rlx_param_int(q, RLX_A_precision);
         if (prec != 0 && prec != RLX_DTYPE_F32) return RLX_OK;
     }
     double scale, zp;
@@ -271,7 +271,7 @@ static double param_at(const rlx_value *v, int64_t m) {
 static bool qdq_param_ok(const rlx_graph *g, const rlx_node *d, int64_t M, rlx_dtype zdt) {
     const rlx_value *s = rlx_node_input(g, d, 1), *z = d->n_in > 2 ? rlx_node_input(g, d, 2) : NULL;
     if (!s || !s->konst || s->dtype != RLX_DTYPE_F32 || !z || !z->konst || z->dtype != zdt) return false;
-    if (rlx_param_int(d, "block_size") != 0) return false;
+    if (rlx_param_int(d, RLX_A_block_size) != 0) return false;
     size_t ns = rlx_value_numel(s);
     if (ns != rlx_value_numel(z) || z->rank != s->rank) return false;
     if (ns == 1) return true;
@@ -331,8 +331,8 @@ static rlx_status append(rlx_graph *g, const char *op, const char *name, const i
 static rlx_status emit_qgemm(rlx_graph *g, const rlx_node *c, const int *ins, int bias, int y) {
     const rlx_value *w = &g->values[ins[3]], *xs = &g->values[ins[1]], *ws = &g->values[ins[4]],
                     *ys = &g->values[ins[6]];
-    bool ta = rlx_param_int(c, "transA") != 0, tb = rlx_param_int(c, "transB") != 0;
-    float alpha = rlx_param_float(c, "alpha");
+    bool ta = rlx_param_int(c, RLX_A_transA) != 0, tb = rlx_param_int(c, RLX_A_transB) != 0;
+    float alpha = rlx_param_float(c, RLX_A_alpha);
     char name[256];
     snprintf(name, sizeof name, "%s_qgemm", c->name ? c->name : "gemm");
     int64_t K = w->dims[tb ? 1 : 0], N = w->dims[tb ? 0 : 1];
@@ -405,7 +405,7 @@ static rlx_status emit_qgemm(rlx_graph *g, const rlx_node *c, const int *ins, in
 static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pass_stats *stats, bool *done) {
     const rlx_node *c = &g->nodes[ci];
     bool gm = c->op == RLX_OP_Gemm, mm = c->op == RLX_OP_MatMul || gm;
-    bool tb = gm && rlx_param_int(c, "transB") != 0;
+    bool tb = gm && rlx_param_int(c, RLX_A_transB) != 0;
     if (c->n_in < 2 || c->n_out != 1 || c->out[0] < 0 || !rlx_fuse_private(g, u, c->out[0], 1)) return RLX_OK;
     int qi = rlx_fuse_user(u, c->out[0], 0), qin = c->out[0], ai = -1, nn = 0;
     rlx_act act = { 0 };
@@ -422,19 +422,19 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
         return RLX_OK;
     if (c->n_in > 2 && c->in[2] >= 0 && (!db || !rlx_fuse_is(db, RLX_OP_DequantizeLinear))) return RLX_OK;
     if (q->version >= 23) {
-        int64_t prec = rlx_param_int(q, "precision");
+        int64_t prec = rlx_param_int(q, RLX_A_precision);
         if (prec != 0 && prec != RLX_DTYPE_F32) return RLX_OK;
     }
     const rlx_value *x = rlx_node_input(g, dx, 0), *w = rlx_node_input(g, dw, 0), *y = &g->values[q->out[0]];
     if (!x || !w || !w->konst || (x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8) ||
         (w->dtype != RLX_DTYPE_U8 && w->dtype != RLX_DTYPE_I8) || (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8))
         return RLX_OK;
-    float alpha = gm ? rlx_param_float(c, "alpha") : 1.0f;
+    float alpha = gm ? rlx_param_float(c, RLX_A_alpha) : 1.0f;
     /* Gemm: alpha * (x W) + beta * B; one int32 sum with B (QGemm's form)
      * needs alpha = beta = 1 when there is a B (onnxruntime's own QDQ
      * rewrite scales B by alpha too: 17 of 32 codes moved in a test) */
     bool w_ok = gm   ? w->rank == 2 && x->rank == 2 && isfinite(alpha) && alpha != 0.0f &&
-                         (!db || (rlx_param_float(c, "beta") == 1.0f && alpha == 1.0f))
+                         (!db || (rlx_param_float(c, RLX_A_beta) == 1.0f && alpha == 1.0f))
                 : mm ? w->rank == 2 && c->n_in == 2
                      : w->rank >= 3 && w->rank <= 4;
     if (!w_ok || g->values[c->out[0]].dtype != RLX_DTYPE_F32) return RLX_OK;
@@ -446,7 +446,7 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
     if (ai >= 0 && !act_absorbed(g, q, act, y->dtype)) return RLX_OK;
     const rlx_value *ws = rlx_node_input(g, dw, 1), *xs = rlx_node_input(g, dx, 1);
     if (rlx_value_numel(ws) != 1) {
-        int64_t ax = rlx_param_int(dw, "axis");
+        int64_t ax = rlx_param_int(dw, RLX_A_axis);
         if (ax < 0) ax += w->rank;
         if (ax != (mm && !tb ? 1 : 0)) return RLX_OK;
     }
@@ -455,7 +455,7 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
         const rlx_value *b = rlx_node_input(g, db, 0), *bs = rlx_node_input(g, db, 1);
         const rlx_value *bz = db->n_in > 2 ? rlx_node_input(g, db, 2) : NULL;
         if (!b || !b->konst || b->dtype != RLX_DTYPE_I32 || b->rank != 1 || b->dims[0] != M) return RLX_OK;
-        if (!bs || !bs->konst || bs->dtype != RLX_DTYPE_F32 || rlx_param_int(db, "block_size") != 0 ||
+        if (!bs || !bs->konst || bs->dtype != RLX_DTYPE_F32 || rlx_param_int(db, RLX_A_block_size) != 0 ||
             !qdq_scale_ok(g, db))
             return RLX_OK;
         size_t nbs = rlx_value_numel(bs);

@@ -54,7 +54,7 @@
 /* Scale and zero point of per-tensor Q or DQ node n whose 8-bit side has
  * dtype qdt; false unless as the header says. */
 static bool per_tensor(const rlx_graph *g, const rlx_node *n, rlx_dtype qdt, float *scale, float *zp) {
-    if (n->n_in < 2 || n->n_out != 1 || n->out[0] < 0 || rlx_param_int(n, "block_size") != 0) return false;
+    if (n->n_in < 2 || n->n_out != 1 || n->out[0] < 0 || rlx_param_int(n, RLX_A_block_size) != 0) return false;
     const rlx_value *s = rlx_node_input(g, n, 1), *z = n->n_in > 2 ? rlx_node_input(g, n, 2) : NULL;
     double sv, zv = 0;
     if (!s || !s->konst || s->dtype != RLX_DTYPE_F32 || rlx_value_numel(s) != 1 || !rlx_konst_scalar(s, &sv))
@@ -85,7 +85,7 @@ static bool q_user(const rlx_graph *g, const rlx_node *q, int v, rlx_dtype *dt, 
     *dt = g->values[q->out[0]].dtype;
     if (!is_q8(*dt)) return false;
     if (q->version >= 23) {
-        int64_t prec = rlx_param_int(q, "precision");
+        int64_t prec = rlx_param_int(q, RLX_A_precision);
         if (prec != 0 && prec != RLX_DTYPE_F32) return false;
     }
     return per_tensor(g, q, *dt, scale, zp);
@@ -94,7 +94,7 @@ static bool q_user(const rlx_graph *g, const rlx_node *q, int v, rlx_dtype *dt, 
 static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int fi, rlx_pass_stats *stats, bool *done) {
     const rlx_node *f = &g->nodes[fi];
     size_t cnt = 0;
-    if (f->n_out != 1 || f->out[0] < 0 || rlx_param_floats(f, "qin", &cnt) || rlx_param_floats(f, "qout", &cnt))
+    if (f->n_out != 1 || f->out[0] < 0 || rlx_param_floats(f, RLX_A_qin, &cnt) || rlx_param_floats(f, RLX_A_qout, &cnt))
         return RLX_OK;
     int n_in = f->n_in, ins[RLX_EW_MAX_IN], out = f->out[0], n_q = 0;
     float qin[2 * RLX_EW_MAX_IN] = { 0 }, qout[2] = { 0 };
@@ -107,7 +107,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int fi, rlx_pa
     /* the output: QuantizeLinear users only, all alike */
     rlx_dtype qdt = RLX_DTYPE_UNDEFINED;
     int nu = rlx_fuse_n_users(u, out), qnodes[64];
-    bool qo = g->values[out].dtype == RLX_DTYPE_F32 && rlx_param_int(f, "dtype") == RLX_DTYPE_F32 &&
+    bool qo = g->values[out].dtype == RLX_DTYPE_F32 && rlx_param_int(f, RLX_A_dtype) == RLX_DTYPE_F32 &&
               !rlx_fuse_is_output(g, out) && nu >= 1 && nu <= (int)RLX_ARRAY_LEN(qnodes);
     for (int j = 0; qo && j < nu; j++) {
         rlx_dtype dt;
@@ -121,9 +121,9 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int fi, rlx_pa
     if (!n_q && !qo) return RLX_OK;
 
     size_t nc = 0, nf = 0, nk = 0;
-    const int64_t *code = rlx_param_ints(f, "code", &nc);
-    const float *fp = rlx_param_floats(f, "fparams", &nf);
-    const float *ks = rlx_param_floats(f, "consts", &nk);
+    const int64_t *code = rlx_param_ints(f, RLX_A_code, &nc);
+    const float *fp = rlx_param_floats(f, RLX_A_fparams, &nf);
+    const float *ks = rlx_param_floats(f, RLX_A_consts, &nk);
     if (!code || !fp) return RLX_OK;
     rlx_node_attr attrs[6];
     memset(attrs, 0, sizeof attrs);
@@ -131,7 +131,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int fi, rlx_pa
     rlx_status st = rlx_node_attr_set_ints(&attrs[na++], "code", code, nc);
     if (!st) st = rlx_node_attr_set_floats(&attrs[na++], "fparams", fp, nf);
     if (!st && ks && nk) st = rlx_node_attr_set_floats(&attrs[na++], "consts", ks, nk);
-    if (!st) st = rlx_node_attr_set_int(&attrs[na++], "dtype", qo ? (int64_t)qdt : rlx_param_int(f, "dtype"));
+    if (!st) st = rlx_node_attr_set_int(&attrs[na++], "dtype", qo ? (int64_t)qdt : rlx_param_int(f, RLX_A_dtype));
     if (!st && n_q) st = rlx_node_attr_set_floats(&attrs[na++], "qin", qin, 2 * (size_t)n_in);
     if (!st && qo) st = rlx_node_attr_set_floats(&attrs[na++], "qout", qout, 2);
     if (st) {
@@ -178,7 +178,7 @@ static rlx_status commute_resize(rlx_graph *g, const rlx_fuse_users *u, int ri, 
     (void)stats;
     const rlx_node *r = &g->nodes[ri];
     if (r->n_in < 1 || r->n_out != 1 || r->out[0] < 0 || r->n_in > 4) return RLX_OK;
-    const char *mode = rlx_param_str(r, "mode"), *ctm = rlx_param_str(r, "coordinate_transformation_mode");
+    const char *mode = rlx_param_str(r, RLX_A_mode), *ctm = rlx_param_str(r, RLX_A_coordinate_transformation_mode);
     if (!mode || strcmp(mode, "nearest") != 0 || (ctm && strcmp(ctm, "tf_crop_and_resize") == 0)) return RLX_OK;
     int v = r->in[0];
     float sc, zp;

@@ -207,7 +207,7 @@ static void concat_in_place(const rlx_program *p, const rlx_mem_plan *m, int *pa
             !m->bytes[c] || g->values[c].konst)
             continue;
         const rlx_value *y = &g->values[c];
-        if (!rlx_norm_axis(rlx_param_int(n, "axis"), y->rank, &ax)) continue;
+        if (!rlx_norm_axis(rlx_param_int(n, RLX_A_axis), y->rank, &ax)) continue;
         bool ok = true;
         for (int a = 0; a < ax && ok; a++) ok = y->dims[a] == 1;
         uint64_t off = 0;

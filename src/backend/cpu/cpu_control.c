@@ -69,7 +69,7 @@ static rlx_status k_if(rlx_cpu_kctx *k) {
                             rlx_shape_str(c->dims, c->rank, sh, sizeof sh));
     }
     bool cond = rlx_tensor_get_f64(c, 0) != 0;
-    const rlx_graph *body = rlx_param_graph(k->n, cond ? "then_branch" : "else_branch");
+    const rlx_graph *body = rlx_param_graph(k->n, cond ? RLX_A_then_branch : RLX_A_else_branch);
     if (!body || (int)body->n_outputs != k->n->n_out)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "branch does not have %d outputs", k->n->n_out);
     rlx_tensor **outs = calloc((size_t)k->n->n_out + 1, sizeof *outs);
@@ -129,7 +129,7 @@ static rlx_status stack(rlx_cpu_kctx *k, int out_index, rlx_tensor **items, size
 }
 
 static rlx_status k_loop(rlx_cpu_kctx *k) {
-    const rlx_graph *body = rlx_param_graph(k->n, "body");
+    const rlx_graph *body = rlx_param_graph(k->n, RLX_A_body);
     int n_carried = k->n->n_in - 2;
     int n_scan = k->n->n_out - n_carried;
     if (!body || n_carried < 0 || n_scan < 0 || (int)body->n_outputs != 1 + n_carried + n_scan)
@@ -256,17 +256,17 @@ static rlx_status take_slice(const rlx_tensor *t, int axis, int64_t j, rlx_tenso
 }
 
 static rlx_status k_scan(rlx_cpu_kctx *k) {
-    const rlx_graph *body = rlx_param_graph(k->n, "body");
-    int m = (int)rlx_param_int(k->n, "num_scan_inputs");
+    const rlx_graph *body = rlx_param_graph(k->n, RLX_A_body);
+    int m = (int)rlx_param_int(k->n, RLX_A_num_scan_inputs);
     int n_state = k->n->n_in - m;
     int n_scan_out = k->n->n_out - n_state;
     if (!body || m < 1 || n_state < 0 || n_scan_out < 0 || (int)body->n_outputs != k->n->n_out)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "body does not fit the node");
     size_t na, nd, noa, nod;
-    const int64_t *in_axes = rlx_param_ints(k->n, "scan_input_axes", &na);
-    const int64_t *in_dirs = rlx_param_ints(k->n, "scan_input_directions", &nd);
-    const int64_t *out_axes = rlx_param_ints(k->n, "scan_output_axes", &noa);
-    const int64_t *out_dirs = rlx_param_ints(k->n, "scan_output_directions", &nod);
+    const int64_t *in_axes = rlx_param_ints(k->n, RLX_A_scan_input_axes, &na);
+    const int64_t *in_dirs = rlx_param_ints(k->n, RLX_A_scan_input_directions, &nd);
+    const int64_t *out_axes = rlx_param_ints(k->n, RLX_A_scan_output_axes, &noa);
+    const int64_t *out_dirs = rlx_param_ints(k->n, RLX_A_scan_output_directions, &nod);
     int64_t seq = -1;
     rlx_status st = RLX_OK;
     /* Scan allocates its slices and state each run anyway: the axes too */

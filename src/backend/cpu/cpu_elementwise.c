@@ -74,7 +74,7 @@ static rlx_status unary_run(rlx_cpu_kctx *k, rlx_ew_fn fn) {
     rlx_ew_call f;
     if (!rlx_ew_node_params(k->n, fn, &f))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "approximate '%s' is not none or tanh",
-                            rlx_param_str(k->n, "approximate"));
+                            rlx_param_str(k->n, RLX_A_approximate));
     if (x->dtype == RLX_DTYPE_F32) {
         un_job j = { f, x->data, y->data };
         rlx_parallel_for(n, 16384, unary_f32_range, &j); /* elementwise: same result on any split */
@@ -119,7 +119,7 @@ static rlx_status k_isnan(rlx_cpu_kctx *k) {
 }
 
 static rlx_status k_isinf(rlx_cpu_kctx *k) {
-    bool neg = rlx_param_int(k->n, "detect_negative") != 0, pos = rlx_param_int(k->n, "detect_positive") != 0;
+    bool neg = rlx_param_int(k->n, RLX_A_detect_negative) != 0, pos = rlx_param_int(k->n, RLX_A_detect_positive) != 0;
     size_t n = rlx_tensor_numel(k->in[0]);
     uint8_t *o = k->out[0]->data;
     for (size_t i = 0; i < n; i++) {
@@ -136,8 +136,8 @@ static rlx_status k_clip(rlx_cpu_kctx *k) {
     double lo = -INFINITY, hi = INFINITY;
     bool is_int = rlx_dtype_is_int(x->dtype);
     if (k->n->version < 11) {
-        lo = rlx_param_float(k->n, "min");
-        hi = rlx_param_float(k->n, "max");
+        lo = rlx_param_float(k->n, RLX_A_min);
+        hi = rlx_param_float(k->n, RLX_A_max);
     } else {
         if (k->n->n_in > 1 && k->in[1]) lo = rlx_tensor_get_f64(k->in[1], 0);
         if (k->n->n_in > 2 && k->in[2]) hi = rlx_tensor_get_f64(k->in[2], 0);
@@ -448,7 +448,7 @@ BINARY_KERNEL(k_xor, B_XOR)
 BINARY_KERNEL(k_prelu, B_PRELU)
 
 static rlx_status k_mod(rlx_cpu_kctx *k) {
-    bool fm = rlx_param_int(k->n, "fmod") != 0;
+    bool fm = rlx_param_int(k->n, RLX_A_fmod) != 0;
     if (!fm && rlx_dtype_is_float(k->in[0]->dtype))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "fmod must be 1 for floating-point inputs");
     return binary_run(k, fm ? B_FMOD : B_MOD);
@@ -586,7 +586,7 @@ static rlx_status k_bitwise_or(rlx_cpu_kctx *k) { return bitwise_run(k, 1); }
 static rlx_status k_bitwise_xor(rlx_cpu_kctx *k) { return bitwise_run(k, 2); }
 
 static rlx_status k_bitshift(rlx_cpu_kctx *k) {
-    const char *dir = rlx_param_str(k->n, "direction");
+    const char *dir = rlx_param_str(k->n, RLX_A_direction);
     if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "direction must be LEFT or RIGHT, got '%s'", dir);
     return bitwise_run(k, strcmp(dir, "LEFT") == 0 ? 3 : 4);

@@ -122,7 +122,7 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
     const rlx_tensor *bi = k->n->n_in > 3 ? k->in[3] : NULL;
     rlx_tensor *y = k->out[0];
     int ax;
-    int64_t axis = rlx_param_int(k->n, "axis");
+    int64_t axis = rlx_param_int(k->n, RLX_A_axis);
     if (!rlx_norm_axis(axis, a->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
                             a->rank);
@@ -134,7 +134,7 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
         !ns || !nbi || b->dtype != a->dtype || sc->dtype != a->dtype || (bi && bi->dtype != a->dtype) ||
         y->dtype != a->dtype || rlx_tensor_numel(y) != rows * len)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "operands do not have the shapes and dtypes of the contract");
-    double eps = rlx_param_float(k->n, "epsilon");
+    double eps = rlx_param_float(k->n, RLX_A_epsilon);
     if (a->dtype == RLX_DTYPE_F32) {
         /* the f32 fast path of LayerNormalization applies to the unfused pair */
         bool rows_fast = !k->reference && ns == len && (!bi || nbi == len) && len > 0 && rlx_cpu_has_avx2();
@@ -195,8 +195,8 @@ static rlx_status attn_resolve(rlx_cpu_kctx *k, attn_geom *g) {
         if (y->dims[i] != l->y_phys[i])
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "the output does not have the layout's shape");
     g->r = r;
-    g->div = rlx_param_int(k->n, "scale_div") != 0;
-    g->scale = rlx_param_float(k->n, "scale");
+    g->div = rlx_param_int(k->n, RLX_A_scale_div) != 0;
+    g->scale = rlx_param_float(k->n, RLX_A_scale);
     g->nb = rlx_dims_span(l->qd, 0, r - 2);
     g->sq = (size_t)l->qd[r - 2];
     g->d = (size_t)l->qd[r - 1];

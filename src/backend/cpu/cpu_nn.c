@@ -191,7 +191,7 @@ static void batchnorm_f32(const rlx_cpu_kctx *k, size_t nb, size_t c, size_t inn
  * channel (or, for BatchNormalization-7 with spatial=0, per (C, D...)). */
 static rlx_status k_batchnorm(rlx_cpu_kctx *k) {
     const rlx_tensor *xt = k->in[0];
-    if (k->n->version >= 14 && rlx_param_int(k->n, "training_mode") != 0)
+    if (k->n->version >= 14 && rlx_param_int(k->n, RLX_A_training_mode) != 0)
         return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "training_mode=1 is not supported (rlx runs inference only)");
     if (xt->rank < 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "X has rank %d, expected at least 2", xt->rank);
     size_t nb = (size_t)xt->dims[0], c = (size_t)xt->dims[1];
@@ -205,7 +205,7 @@ static rlx_status k_batchnorm(rlx_cpu_kctx *k) {
         if (rlx_tensor_numel(k->in[i]) != np)
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input %d has %zu values, scale has %zu", i,
                                 rlx_tensor_numel(k->in[i]), np);
-    double eps = rlx_param_float(k->n, "epsilon");
+    double eps = rlx_param_float(k->n, RLX_A_epsilon);
     if (!k->reference && per_channel && xt->dtype == RLX_DTYPE_F32) {
         batchnorm_f32(k, nb, c, inner, eps);
         return RLX_OK;
@@ -244,7 +244,7 @@ static rlx_status k_dropout(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     const rlx_tensor *ratio_t = rlx_nn_in(k, 1), *train_t = rlx_nn_in(k, 2);
     double ratio = ratio_t && rlx_tensor_numel(ratio_t) ? rlx_tensor_get_f64(ratio_t, 0)
-                                                          : rlx_param_float(k->n, "ratio");
+                                                          : rlx_param_float(k->n, RLX_A_ratio);
     bool training = train_t && rlx_tensor_numel(train_t) && rlx_tensor_get_i64(train_t, 0) != 0;
     if (training && ratio != 0.0)
         return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED,

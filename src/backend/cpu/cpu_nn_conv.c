@@ -129,7 +129,7 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     if (w->dtype != RLX_DTYPE_F32 || w->rank < 3 ||
         rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL)
         return RLX_OK;
-    int64_t group = rlx_param_int(n, "group"), c_out = w->dims[0], cig = w->dims[1], ksz = 1;
+    int64_t group = rlx_param_int(n, RLX_A_group), c_out = w->dims[0], cig = w->dims[1], ksz = 1;
     for (int i = 2; i < w->rank; i++) ksz *= w->dims[i];
     /* depthwise (one input channel per group, a small multiplier) runs
      * without a GEMM */

@@ -125,8 +125,8 @@ rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k) {
     if (a->rank != 2 || b->rank != 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "A and B must be 2-D (ranks %d and %d)", a->rank, b->rank);
     gemm_dims d;
-    d.ta = rlx_param_int(k->n, "transA") != 0;
-    d.tb = rlx_param_int(k->n, "transB") != 0;
+    d.ta = rlx_param_int(k->n, RLX_A_transA) != 0;
+    d.tb = rlx_param_int(k->n, RLX_A_transB) != 0;
     d.m = a->dims[d.ta ? 1 : 0];
     d.kk = a->dims[d.ta ? 0 : 1];
     d.n = b->dims[d.tb ? 0 : 1];
@@ -145,7 +145,7 @@ rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k) {
         }
         rlx_broadcast_strides(c->dims, c->rank, 2, d.cs);
     }
-    double alpha = rlx_param_float(k->n, "alpha"), beta = rlx_param_float(k->n, "beta");
+    double alpha = rlx_param_float(k->n, RLX_A_alpha), beta = rlx_param_float(k->n, RLX_A_beta);
     if (!rlx_dtype_is_float(a->dtype)) {
         if (rlx_node_act(k->n).kind != RLX_ACT_NONE)
             return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "a fused activation on an integer Gemm");
@@ -419,7 +419,7 @@ static bool gemm_pack_serves(const rlx_node *n, const rlx_tensor *const *in, con
     if (!pk->data || !pk->is_b || !a || !b || a->dtype != RLX_DTYPE_F32 || b->rank != 2 || a->rank < 1 ||
         (n->op == RLX_OP_Gemm && a->rank != 2))
         return false;
-    bool ta = n->op == RLX_OP_Gemm && rlx_param_int(n, "transA") != 0;
+    bool ta = n->op == RLX_OP_Gemm && rlx_param_int(n, RLX_A_transA) != 0;
     int64_t m = 1, kk = a->dims[a->rank - 1];
     if (n->op == RLX_OP_Gemm) m = a->dims[ta ? 1 : 0], kk = a->dims[ta ? 0 : 1];
     else
@@ -459,7 +459,7 @@ rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, cons
                                      int winograd, rlx_cpu_sgemm_pack *out) {
     memset(out, 0, sizeof *out);
     if (n->op == RLX_OP_Conv) return rlx_nn_conv_prepare(g, n, in, winograd, out);
-    if (n->op == RLX_OP_Gemm) return gemm_prepare(g, n, in, rlx_param_int(n, "transB") != 0, out);
+    if (n->op == RLX_OP_Gemm) return gemm_prepare(g, n, in, rlx_param_int(n, RLX_A_transB) != 0, out);
     if (n->op == RLX_OP_MatMul) return gemm_prepare(g, n, in, false, out);
     if (n->op == RLX_OP_MatMulInteger || n->op == RLX_OP_QLinearMatMul || n->op == RLX_OP_QLinearConv ||
         n->op == RLX_OP_ConvInteger)

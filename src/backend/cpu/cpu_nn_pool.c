@@ -1373,13 +1373,13 @@ static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
     if (idx_t && idx_t->dtype != RLX_DTYPE_I64)
         return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "Indices output has dtype %s", rlx_dtype_name(idx_t->dtype));
     int64_t *idx = idx_t ? idx_t->data : NULL;
-    bool col_major = kind == POOL_MAX && rlx_param_int(k->n, "storage_order") != 0;
+    bool col_major = kind == POOL_MAX && rlx_param_int(k->n, RLX_A_storage_order) != 0;
     /* Indices: flat index into x; storage_order=1 orders the spatial part
      * column-major (first spatial axis fastest) */
     int64_t cs[3] = { 1, s.in[0], s.in[0] * s.in[1] };
     int64_t rs[3] = { s.in[1] * s.in[2], s.in[2], 1 };
     const int64_t *st = col_major ? cs : rs;
-    double p = kind == POOL_LP ? (double)rlx_param_int(k->n, "p") : 1.0;
+    double p = kind == POOL_LP ? (double)rlx_param_int(k->n, RLX_A_p) : 1.0;
     double lowest = dtype_lowest(xt->dtype);
     /* (the taps of an axis inside the input are consecutive: clipping per
      * axis takes exactly the reference's taps) */
@@ -1489,7 +1489,7 @@ static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
     if (xt->rank < 3) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected >= 3", xt->rank);
     size_t planes = (size_t)xt->dims[0] * (size_t)xt->dims[1], sp = 1;
     for (int i = 2; i < xt->rank; i++) sp *= (size_t)xt->dims[i];
-    double p = kind == POOL_LP ? (double)rlx_param_int(k->n, "p") : 1.0;
+    double p = kind == POOL_LP ? (double)rlx_param_int(k->n, RLX_A_p) : 1.0;
     /* f32 is read in place (summed in double); other dtypes through a copy */
     bool f32 = xt->dtype == RLX_DTYPE_F32;
     if (!k->reference && f32 && k->out[0]->dtype == RLX_DTYPE_F32) {

@@ -131,7 +131,7 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
     size_t n_scales = 0, n_sizes = 0, n_roi = 0;
     if (a.upsample && n->version < 9) {
         size_t cnt;
-        const float *f = rlx_param_floats(n, "scales", &cnt);
+        const float *f = rlx_param_floats(n, RLX_A_scales, &cnt);
         if (!f || cnt > RLX_MAX_RANK) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad 'scales' attribute");
         for (size_t i = 0; i < cnt; i++) scales[i] = f[i];
         n_scales = cnt;

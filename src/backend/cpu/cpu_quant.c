@@ -122,7 +122,7 @@ static rlx_status k_quantize(rlx_cpu_kctx *k) {
     RLX_TRY(gran_setup(k, x, s, zp, &L));
     rlx_dtype prec = s->dtype;
     if (k->n->version < 19 || !(prec == RLX_DTYPE_F16 || prec == RLX_DTYPE_BF16)) prec = RLX_DTYPE_F32;
-    int64_t pa = k->n->version >= 23 ? rlx_param_int(k->n, "precision") : 0;
+    int64_t pa = k->n->version >= 23 ? rlx_param_int(k->n, RLX_A_precision) : 0;
     if (pa) prec = (rlx_dtype)pa;
     if (L.mode == RLX_QUANT_PER_TENSOR && prec == RLX_DTYPE_F32 && q8_typed(k, x, s, zp, y, true)) return RLX_OK;
     double lo, hi;
@@ -477,7 +477,7 @@ rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rl
          * (grouped and depthwise convolutions pack per run or run the
          * direct loop) */
         if (!is_q8(b) || b->rank < 3 || b->dims[0] < 1) return RLX_OK;
-        int64_t G = rlx_param_int(n, "group");
+        int64_t G = rlx_param_int(n, RLX_A_group);
         size_t M = (size_t)b->dims[0], K = rlx_tensor_numel(b) / M;
         if (K < 1) return RLX_OK;
         if (G < 1) G = 1;

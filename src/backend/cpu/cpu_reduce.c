@@ -154,7 +154,7 @@ static rlx_status kernel_axes(rlx_cpu_kctx *k, rlx_reduce_spec *r) {
             for (size_t i = 0; i < na; i++) axes[i] = rlx_tensor_get_i64(a, i);
         }
     } else {
-        const int64_t *at = rlx_param_ints(k->n, "axes", &na);
+        const int64_t *at = rlx_param_ints(k->n, RLX_A_axes, &na);
         if (na > RLX_ARRAY_LEN(axes))
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "attribute 'axes' has %zu values", na);
         if (na) memcpy(axes, at, na * sizeof *axes);
@@ -593,11 +593,11 @@ static rlx_status arg_run(rlx_cpu_kctx *k, bool is_max) {
     const rlx_tensor *x = k->in[0];
     int64_t *py = k->out[0]->data;
     int ax;
-    int64_t axis = rlx_param_int(k->n, "axis");
+    int64_t axis = rlx_param_int(k->n, RLX_A_axis);
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
                             (long long)axis, x->rank);
-    bool last = rlx_param_int(k->n, "select_last_index") != 0;
+    bool last = rlx_param_int(k->n, RLX_A_select_last_index) != 0;
     size_t outer = rlx_dims_span(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     RLX_TRY(check_out(k, 0, outer * inner));
     if (len == 0 && outer * inner > 0)
@@ -666,7 +666,7 @@ static rlx_status k_instance_norm(rlx_cpu_kctx *k) {
     size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = rlx_dims_span(x->dims, 2, x->rank);
     RLX_TRY(need_numel(k, 1, ch, "scale"));
     RLX_TRY(need_numel(k, 2, ch, "B"));
-    double eps = rlx_param_float(k->n, "epsilon");
+    double eps = rlx_param_float(k->n, RLX_A_epsilon);
     for (size_t n = 0; n < nb; n++)
         for (size_t c = 0; c < ch; c++) {
             size_t base = (n * ch + c) * sp;
@@ -689,7 +689,7 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
     rlx_tensor *mean_out = (!rms && k->n->n_out > 1) ? k->out[1] : NULL;
     rlx_tensor *inv_out = (!rms && k->n->n_out > 2) ? k->out[2] : NULL;
     int ax;
-    int64_t axis = rlx_param_int(k->n, "axis");
+    int64_t axis = rlx_param_int(k->n, RLX_A_axis);
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
                             (long long)axis, x->rank);
@@ -711,7 +711,7 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
     size_t rows = rlx_dims_span(x->dims, 0, ax), len = rlx_dims_span(x->dims, ax, x->rank);
     RLX_TRY(check_out(k, 1, rows));
     RLX_TRY(check_out(k, 2, rows));
-    double eps = rlx_param_float(k->n, "epsilon");
+    double eps = rlx_param_float(k->n, RLX_A_epsilon);
     /* When Scale and B do not vary across rows (the usual [d_axis, ...]
      * shapes), their offset within a row is computed once per column. */
     bool row_invariant = true;
@@ -768,7 +768,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
-    int64_t g = rlx_param_int(k->n, "num_groups");
+    int64_t g = rlx_param_int(k->n, RLX_A_num_groups);
     size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = rlx_dims_span(x->dims, 2, x->rank);
     if (g <= 0 || ch % (size_t)g != 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "num_groups %lld does not divide the %zu channels",
@@ -777,7 +777,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
     size_t np = per_channel ? ch : (size_t)g, cpg = ch / (size_t)g;
     RLX_TRY(need_numel(k, 1, np, "scale"));
     RLX_TRY(need_numel(k, 2, np, "bias"));
-    double eps = rlx_param_float(k->n, "epsilon");
+    double eps = rlx_param_float(k->n, RLX_A_epsilon);
     for (size_t n = 0; n < nb; n++)
         for (size_t gi = 0; gi < (size_t)g; gi++) {
             size_t base = (n * ch + gi * cpg) * sp, len = cpg * sp;
@@ -797,7 +797,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
 static rlx_status k_lp_norm(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t p = rlx_param_int(k->n, "p"), axis = rlx_param_int(k->n, "axis");
+    int64_t p = rlx_param_int(k->n, RLX_A_p), axis = rlx_param_int(k->n, RLX_A_axis);
     int ax;
     if (p != 1 && p != 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "p is %lld; only 1 and 2 are defined", (long long)p);
@@ -889,12 +889,12 @@ static void lrn_planes(void *ctx, size_t p0, size_t p1) {
 static rlx_status k_lrn(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t size = rlx_param_int(k->n, "size");
+    int64_t size = rlx_param_int(k->n, RLX_A_size);
     if (size <= 0) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "size is %lld", (long long)size);
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
-    double alpha = rlx_param_float(k->n, "alpha"), beta = rlx_param_float(k->n, "beta");
-    double bias = rlx_param_float(k->n, "bias");
+    double alpha = rlx_param_float(k->n, RLX_A_alpha), beta = rlx_param_float(k->n, RLX_A_beta);
+    double bias = rlx_param_float(k->n, RLX_A_bias);
     int64_t nb = x->dims[0], ch = x->dims[1], before = (size - 1) / 2, after = size / 2;
     size_t sp = rlx_dims_span(x->dims, 2, x->rank);
     if (x->dtype == RLX_DTYPE_F32 && y->dtype == RLX_DTYPE_F32) {

@@ -28,12 +28,12 @@ static rlx_status k_string_normalizer(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     if (x->dtype != RLX_DTYPE_STRING || (x->rank != 1 && x->rank != 2) || (x->rank == 2 && x->dims[0] != 1))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input must be a [C] or [1, C] string tensor");
-    const char *act = rlx_param_str(k->n, "case_change_action");
+    const char *act = rlx_param_str(k->n, RLX_A_case_change_action);
     int mode = strcmp(act, "LOWER") == 0 ? 1 : strcmp(act, "UPPER") == 0 ? 2 : 0;
     if (!mode && strcmp(act, "NONE") != 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "case_change_action must be LOWER, UPPER or NONE, got '%s'", act);
-    bool cs = rlx_param_int(k->n, "is_case_sensitive") != 0;
-    const rlx_node_attr *sw = rlx_node_attr_find(k->n, "stopwords");
+    bool cs = rlx_param_int(k->n, RLX_A_is_case_sensitive) != 0;
+    const rlx_node_attr *sw = rlx_param(k->n, RLX_A_stopwords);
     size_t n_sw = sw && sw->type == RLX_ATTR_STRINGS ? sw->n : 0;
     size_t n = rlx_tensor_numel(x);
     const char *const *xs = x->data;

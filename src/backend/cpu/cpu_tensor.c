@@ -255,7 +255,7 @@ static rlx_status k_transpose(rlx_cpu_kctx *k) {
 static rlx_status k_concat(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     int ax;
-    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), y->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, RLX_A_axis), y->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t es = rlx_dtype_size(y->dtype);
     size_t outer = rlx_dims_span(y->dims, 0, ax), inner = rlx_dims_span(y->dims, ax + 1, y->rank);
@@ -282,7 +282,7 @@ static rlx_status k_concat(rlx_cpu_kctx *k) {
 static rlx_status k_split(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     int ax, n_out = k->n->n_out;
-    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, RLX_A_axis), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     /* a split input has a size per output (checked before anything reads
      * it); the sizes and the split values of up to 64 outputs on the stack,
@@ -301,7 +301,7 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
     size_t ns = 0;
     rlx_status st = RLX_OK;
     if (k->n->version < 13) {
-        split = rlx_param_ints(k->n, "split", &ns);
+        split = rlx_param_ints(k->n, RLX_A_split, &ns);
     } else if (sp) {
         st = read_ints(k, sp, "split", buf, cap, &ns);
         split = buf;
@@ -349,21 +349,21 @@ static rlx_status k_constant(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     size_t n = rlx_tensor_numel(y);
     const rlx_node_attr *a;
-    if ((a = rlx_node_attr_find(k->n, "value")) && a->t) {
+    if ((a = rlx_param(k->n, RLX_A_value)) && a->t) {
         if (a->t->dtype != y->dtype || rlx_tensor_numel(a->t) != n)
             return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "value does not match the output");
         if (n) memcpy(y->data, a->t->data, n * rlx_dtype_size(y->dtype));
         return RLX_OK;
     }
     size_t cnt;
-    const float *f = rlx_param_floats(k->n, "value_float", &cnt);
-    if (!f) f = rlx_param_floats(k->n, "value_floats", &cnt);
+    const float *f = rlx_param_floats(k->n, RLX_A_value_float, &cnt);
+    if (!f) f = rlx_param_floats(k->n, RLX_A_value_floats, &cnt);
     if (f && y->dtype == RLX_DTYPE_F32 && cnt == n) {
         memcpy(y->data, f, n * sizeof *f);
         return RLX_OK;
     }
-    const int64_t *iv = rlx_param_ints(k->n, "value_int", &cnt);
-    if (!iv) iv = rlx_param_ints(k->n, "value_ints", &cnt);
+    const int64_t *iv = rlx_param_ints(k->n, RLX_A_value_int, &cnt);
+    if (!iv) iv = rlx_param_ints(k->n, RLX_A_value_ints, &cnt);
     if (iv && y->dtype == RLX_DTYPE_I64 && cnt == n) {
         memcpy(y->data, iv, n * sizeof *iv);
         return RLX_OK;
@@ -374,7 +374,7 @@ static rlx_status k_constant(rlx_cpu_kctx *k) {
 /* ConstantOfShape-9/20/21: every element is `value` (default f32 0). */
 static rlx_status k_constant_of_shape(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
-    const rlx_node_attr *a = rlx_node_attr_find(k->n, "value");
+    const rlx_node_attr *a = rlx_param(k->n, RLX_A_value);
     size_t es = rlx_dtype_size(y->dtype), n = rlx_tensor_numel(y);
     char zero[16] = { 0 };
     const char *v = zero;
@@ -394,7 +394,7 @@ static rlx_status k_gather(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *idx = k->in[1];
     rlx_tensor *y = k->out[0];
     int ax;
-    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, RLX_A_axis), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t es = rlx_dtype_size(x->dtype);
     size_t outer = rlx_dims_span(x->dims, 0, ax), inner = rlx_dims_span(x->dims, ax + 1, x->rank), n = rlx_tensor_numel(idx);
@@ -415,7 +415,7 @@ static rlx_status k_gather_elements(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *idx = k->in[1];
     rlx_tensor *y = k->out[0];
     int ax, r = x->rank;
-    if (idx->rank != r || !rlx_norm_axis(rlx_param_int(k->n, "axis"), r, &ax))
+    if (idx->rank != r || !rlx_norm_axis(rlx_param_int(k->n, RLX_A_axis), r, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "indices rank or axis do not match the data");
     for (int a = 0; a < r; a++)
         if (a != ax && idx->dims[a] > x->dims[a])
@@ -443,7 +443,7 @@ static rlx_status k_gather_elements(rlx_cpu_kctx *k) {
 static rlx_status k_gather_nd(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *idx = k->in[1];
     rlx_tensor *y = k->out[0];
-    int b = (int)(k->n->version >= 12 ? rlx_param_int(k->n, "batch_dims") : 0);
+    int b = (int)(k->n->version >= 12 ? rlx_param_int(k->n, RLX_A_batch_dims) : 0);
     int q = idx->rank;
     if (q < 1 || b < 0 || b >= q || b >= x->rank) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad ranks");
     int64_t m = idx->dims[q - 1];
@@ -472,7 +472,7 @@ static rlx_status k_gather_nd(rlx_cpu_kctx *k) {
 typedef enum red_op { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } red_op;
 
 static rlx_status red_of(rlx_cpu_kctx *k, red_op *r) {
-    const char *s = rlx_param_str(k->n, "reduction");
+    const char *s = rlx_param_str(k->n, RLX_A_reduction);
     if (strcmp(s, "none") == 0) *r = RED_NONE;
     else if (strcmp(s, "add") == 0) *r = RED_ADD;
     else if (strcmp(s, "mul") == 0) *r = RED_MUL;
@@ -508,7 +508,7 @@ static rlx_status k_scatter_elements(rlx_cpu_kctx *k) {
     red_op r;
     RLX_TRY(red_of(k, &r));
     int ax, rank = x->rank;
-    if (idx->rank != rank || !rlx_norm_axis(rlx_param_int(k->n, "axis"), rank, &ax) ||
+    if (idx->rank != rank || !rlx_norm_axis(rlx_param_int(k->n, RLX_A_axis), rank, &ax) ||
         !rlx_shape_equal(idx->dims, idx->rank, u->dims, u->rank))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "indices, updates and data do not match");
     for (int a = 0; a < rank; a++)
@@ -568,11 +568,11 @@ static rlx_status k_slice(rlx_cpu_kctx *k) {
     bool have_axes, have_steps = false;
     if (k->n->version < 10) {
         const int64_t *p;
-        if (!(p = rlx_param_ints(k->n, "starts", &ns)) || ns > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "starts");
+        if (!(p = rlx_param_ints(k->n, RLX_A_starts, &ns)) || ns > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "starts");
         memcpy(st, p, ns * sizeof *p);
-        if (!(p = rlx_param_ints(k->n, "ends", &ne)) || ne > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "ends");
+        if (!(p = rlx_param_ints(k->n, RLX_A_ends, &ne)) || ne > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "ends");
         memcpy(en, p, ne * sizeof *p);
-        p = rlx_param_ints(k->n, "axes", &na);
+        p = rlx_param_ints(k->n, RLX_A_axes, &na);
         have_axes = p != NULL;
         if (na > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axes");
         if (p) memcpy(ax, p, na * sizeof *p);
@@ -619,11 +619,11 @@ static rlx_status k_pad(rlx_cpu_kctx *k) {
     size_t es = rlx_dtype_size(x->dtype);
     char fill[16] = { 0 };
     if (k->n->version < 11) {
-        const int64_t *p = rlx_param_ints(k->n, "pads", &np);
+        const int64_t *p = rlx_param_ints(k->n, RLX_A_pads, &np);
         if (!p || np > 4 * RLX_MAX_RANK) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "pads");
         memcpy(pads, p, np * sizeof *p);
         rlx_tensor f = { .dtype = x->dtype, .rank = 0, .data = fill, .nbytes = es };
-        rlx_tensor_set_f64(&f, 0, rlx_param_float(k->n, "value"));
+        rlx_tensor_set_f64(&f, 0, rlx_param_float(k->n, RLX_A_value));
     } else {
         RLX_TRY(read_ints(k, kin(k, 1), "pads", pads, 4 * RLX_MAX_RANK, &np));
         const rlx_tensor *cv = kin(k, 2);
@@ -709,7 +709,7 @@ static rlx_status k_tile(rlx_cpu_kctx *k) {
 static rlx_status k_compress(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *cond = k->in[1];
     rlx_tensor *y = k->out[0];
-    const rlx_node_attr *aa = rlx_node_attr_find(k->n, "axis");
+    const rlx_node_attr *aa = rlx_param(k->n, RLX_A_axis);
     int ax = 0, r = 1;
     int64_t d[RLX_MAX_RANK], xs[RLX_MAX_RANK];
     if (aa) {
@@ -754,10 +754,10 @@ static rlx_status k_compress(rlx_cpu_kctx *k) {
 static rlx_status k_depth_to_space(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t b = rlx_param_int(k->n, "blocksize");
+    int64_t b = rlx_param_int(k->n, RLX_A_blocksize);
     if (x->rank != 4 || b < 1 || x->dims[1] % (b * b)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad input shape");
     int64_t n = x->dims[0], c = x->dims[1] / (b * b), h = x->dims[2], w = x->dims[3];
-    bool crd = k->n->version >= 11 && strcmp(rlx_param_str(k->n, "mode"), "CRD") == 0;
+    bool crd = k->n->version >= 11 && strcmp(rlx_param_str(k->n, RLX_A_mode), "CRD") == 0;
     int64_t od[4] = { n, c, h * b, w * b };
     RLX_TRY(check_dims(k, y, 4, od));
     if (crd) {
@@ -773,7 +773,7 @@ static rlx_status k_depth_to_space(rlx_cpu_kctx *k) {
 static rlx_status k_space_to_depth(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t b = rlx_param_int(k->n, "blocksize");
+    int64_t b = rlx_param_int(k->n, RLX_A_blocksize);
     if (x->rank != 4 || b < 1 || x->dims[2] % b || x->dims[3] % b)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad input shape");
     int64_t n = x->dims[0], c = x->dims[1], h = x->dims[2] / b, w = x->dims[3] / b;
@@ -788,7 +788,7 @@ static rlx_status k_space_to_depth(rlx_cpu_kctx *k) {
 static rlx_status k_reverse_sequence(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *lens = k->in[1];
     rlx_tensor *y = k->out[0];
-    int ba = (int)rlx_param_int(k->n, "batch_axis"), ta = (int)rlx_param_int(k->n, "time_axis");
+    int ba = (int)rlx_param_int(k->n, RLX_A_batch_axis), ta = (int)rlx_param_int(k->n, RLX_A_time_axis);
     if (x->rank < 2 || (ba != 0 && ba != 1) || ta != 1 - ba)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad axes");
     int64_t B = x->dims[ba], T = x->dims[ta];
@@ -824,7 +824,7 @@ static rlx_status k_range(rlx_cpu_kctx *k) {
     RLX_TRY(rlx_range_count(k->n, fl, fs, rlx_tensor_get_f64(l, 0), fd, is, rlx_tensor_get_i64(l, 0), id, &n));
     RLX_TRY(check_dims(k, y, 1, &n));
     bool half = y->dtype == RLX_DTYPE_F16 || y->dtype == RLX_DTYPE_BF16;
-    bool stash_t = half && k->n->version >= 27 && rlx_param_int(k->n, "stash_type") == 0;
+    bool stash_t = half && k->n->version >= 27 && rlx_param_int(k->n, RLX_A_stash_type) == 0;
     rlx_tensor tmp = { .dtype = y->dtype, .rank = 0 };
     uint16_t bits;
     tmp.data = &bits;
@@ -849,7 +849,7 @@ static rlx_status k_onehot(rlx_cpu_kctx *k) {
     if (!(dv >= 1 && dv < 4.0e18)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "depth %g is outside [1, 4e18)", dv);
     int64_t depth = (int64_t)dv;
     int ax;
-    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), idx->rank + 1, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, RLX_A_axis), idx->rank + 1, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t outer = rlx_dims_span(idx->dims, 0, ax), inner = rlx_dims_span(idx->dims, ax, idx->rank), es = rlx_dtype_size(y->dtype);
     if (rlx_tensor_numel(y) != outer * (size_t)depth * inner) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
@@ -877,7 +877,7 @@ static rlx_status k_trilu(rlx_cpu_kctx *k) {
         if (rlx_tensor_numel(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must be a scalar");
         kk = rlx_tensor_get_i64(kin(k, 1), 0);
     }
-    bool upper = rlx_param_int(k->n, "upper") != 0;
+    bool upper = rlx_param_int(k->n, RLX_A_upper) != 0;
     int64_t N = x->dims[x->rank - 2], M = x->dims[x->rank - 1];
     size_t es = rlx_dtype_size(x->dtype), mats = rlx_dims_span(x->dims, 0, x->rank - 2);
     for (size_t b = 0; b < mats; b++)
@@ -896,7 +896,7 @@ static rlx_status k_trilu(rlx_cpu_kctx *k) {
 static rlx_status k_eye_like(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     if (y->rank != 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input must be 2-D");
-    int64_t kk = rlx_param_int(k->n, "k"), N = y->dims[0], M = y->dims[1];
+    int64_t kk = rlx_param_int(k->n, RLX_A_k), N = y->dims[0], M = y->dims[1];
     memset(y->data, 0, rlx_tensor_numel(y) * rlx_dtype_size(y->dtype));
     if (kk >= M || kk <= -N) return RLX_OK; /* the diagonal misses the matrix */
     for (int64_t i = 0; i < N; i++) {
@@ -917,7 +917,7 @@ static rlx_status k_cumsum(rlx_cpu_kctx *k) {
     int64_t axis = rlx_tensor_get_i64(axt, 0);
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
-    bool excl = rlx_param_int(k->n, "exclusive") != 0, rev = rlx_param_int(k->n, "reverse") != 0;
+    bool excl = rlx_param_int(k->n, RLX_A_exclusive) != 0, rev = rlx_param_int(k->n, RLX_A_reverse) != 0;
     size_t outer = rlx_dims_span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     bool f32 = x->dtype == RLX_DTYPE_F32, fl = rlx_dtype_is_float(x->dtype);
     for (size_t o = 0; o < outer; o++)
@@ -1026,11 +1026,11 @@ static rlx_status k_topk(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *yv = k->out[0], *yi = kout(k, 1);
     int ax;
-    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, RLX_A_axis), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     int64_t kk;
     if (k->n->version < 10) {
-        kk = rlx_param_int(k->n, "k"); /* given: inference requires it before version 10 */
+        kk = rlx_param_int(k->n, RLX_A_k); /* given: inference requires it before version 10 */
     } else {
         if (!kin(k, 1) || rlx_tensor_numel(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must hold one value");
         kk = rlx_tensor_get_i64(kin(k, 1), 0);
@@ -1043,7 +1043,7 @@ static rlx_status k_topk(rlx_cpu_kctx *k) {
     od[ax] = kk;
     if (yv) RLX_TRY(check_dims(k, yv, x->rank, od));
     if (yi) RLX_TRY(check_dims(k, yi, x->rank, od));
-    bool largest = k->n->version < 11 || rlx_param_int(k->n, "largest") != 0;
+    bool largest = k->n->version < 11 || rlx_param_int(k->n, RLX_A_largest) != 0;
     size_t outer = rlx_dims_span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     size_t es = rlx_dtype_size(x->dtype), K = (size_t)kk;
     keys ky;
@@ -1095,8 +1095,8 @@ static int by_first(const void *vc, int64_t a, int64_t b) {
  * sorted = 1 orders the unique items ascending, 0 by first occurrence. */
 static rlx_status k_unique(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
-    const rlx_node_attr *aa = rlx_node_attr_find(k->n, "axis");
-    bool sorted = rlx_param_int(k->n, "sorted") != 0;
+    const rlx_node_attr *aa = rlx_param(k->n, RLX_A_axis);
+    bool sorted = rlx_param_int(k->n, RLX_A_sorted) != 0;
     int ax = 0;
     size_t outer = 1, inner = 1, A = rlx_tensor_numel(x);
     if (aa) {

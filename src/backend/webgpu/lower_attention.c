@@ -87,8 +87,8 @@ static rlx_status att_resolve(wg_lower *L, att_geom *g, bool *empty) {
         if (y->dims[i] != l->y_phys[i]) return wg_decline(L, "output shape");
     g->r = r;
     g->mask = m != NULL;
-    g->div = rlx_param_int(L->n, "scale_div") != 0;
-    g->scale = rlx_param_float(L->n, "scale");
+    g->div = rlx_param_int(L->n, RLX_A_scale_div) != 0;
+    g->scale = rlx_param_float(L->n, RLX_A_scale);
     g->nb = 1;
     for (int i = 0; i < r - 2; i++) g->nb *= (uint64_t)l->qd[i];
     g->sq = (uint64_t)l->qd[r - 2];

@@ -81,7 +81,7 @@ static rlx_status lower_gather(wg_lower *L) {
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
     if (x->rank < 1) return wg_decline(L, "scalar data");
     int axis;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), x->rank, &axis)) return wg_decline(L, "axis");
     uint64_t outer = 1, inner = 1, a = (uint64_t)x->dims[axis], n_idx = wg_numel(idx);
     for (int d = 0; d < axis; d++) outer *= (uint64_t)x->dims[d];
     for (int d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
@@ -140,7 +140,7 @@ static rlx_status lower_gather_elements(wg_lower *L) {
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
     int r = x->rank, axis;
     if (r < 1 || idx->rank != r || y->rank != r) return wg_decline(L, "ranks");
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), r, &axis)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), r, &axis)) return wg_decline(L, "axis");
     for (int d = 0; d < r; d++)
         if (y->dims[d] != idx->dims[d] || (d != axis && idx->dims[d] > x->dims[d])) return wg_decline(L, "shapes");
     uint64_t n = wg_numel(y);
@@ -183,7 +183,7 @@ static rlx_status lower_gather_nd(wg_lower *L) {
         x->dtype != y->dtype)
         return wg_decline(L, "data dtype");
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
-    int b = (int)(L->n->version >= 12 ? rlx_param_int(L->n, "batch_dims") : 0), q = idx->rank;
+    int b = (int)(L->n->version >= 12 ? rlx_param_int(L->n, RLX_A_batch_dims) : 0), q = idx->rank;
     if (q < 1 || b < 0 || b >= q || b >= x->rank) return wg_decline(L, "ranks");
     int64_t m = idx->dims[q - 1];
     if (m < 1 || m > x->rank - b || m > 8) return wg_decline(L, "indices.shape[-1] = %lld", (long long)m);
@@ -220,7 +220,7 @@ static rlx_status lower_gather_nd(wg_lower *L) {
 
 /* reduction attribute of ScatterND/ScatterElements-16/18: scatter.wgsl RED. */
 static int scatter_red(const rlx_node *n) {
-    const char *s = rlx_param_str(n, "reduction");
+    const char *s = rlx_param_str(n, RLX_A_reduction);
     static const char *const names[] = { [SR_NONE] = "none", [SR_ADD] = "add", [SR_MUL] = "mul", [SR_MAX] = "max",
                                          [SR_MIN] = "min" };
     for (int i = 0; i < 5; i++)
@@ -250,7 +250,7 @@ static rlx_status lower_scatter(wg_lower *L) {
     int axis = 0;
     if (elems) {
         if (idx->rank != r || u->rank != r || r < 1 || r > 8) return wg_decline(L, "ranks");
-        if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), r, &axis)) return wg_decline(L, "axis");
+        if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), r, &axis)) return wg_decline(L, "axis");
         for (int d = 0; d < r; d++)
             if (idx->dims[d] != u->dims[d] || (d != axis && idx->dims[d] > x->dims[d])) return wg_decline(L, "shapes");
         if (idx->konst && !konst_indices_ok(idx, &x->dims[axis], 1)) return wg_decline(L, "constant indices out of range");
@@ -305,7 +305,7 @@ static rlx_status lower_onehot(wg_lower *L) {
         return wg_decline(L, "depth is not a positive constant");
     uint64_t depth = (uint64_t)dv;
     int ax;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), idx->rank + 1, &ax)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), idx->rank + 1, &ax)) return wg_decline(L, "axis");
     uint64_t inner = 1;
     for (int d = ax; d < idx->rank; d++) inner *= (uint64_t)idx->dims[d];
     uint64_t n = wg_numel(y);
@@ -336,7 +336,7 @@ static rlx_status lower_trilu(wg_lower *L) {
     int64_t k = 0;
     const rlx_value *kin = NULL; /* k read at run time */
     if (eye) {
-        k = rlx_param_int(L->n, "k");
+        k = rlx_param_int(L->n, RLX_A_k);
     } else if (wg_in(L, 1)) {
         const rlx_value *kv_ = wg_in(L, 1);
         int64_t kv[1];
@@ -361,7 +361,7 @@ static rlx_status lower_trilu(wg_lower *L) {
     uint32_t one, hi;
     one_words(y->dtype, &one, &hi);
     wg_dispatch *d = wg_emit(L, "trilu");
-    wg_spec(L, d, "MODE", eye ? TRI_EYE : rlx_param_int(L->n, "upper") != 0 ? TRI_UPPER : TRI_LOWER);
+    wg_spec(L, d, "MODE", eye ? TRI_EYE : rlx_param_int(L->n, RLX_A_upper) != 0 ? TRI_UPPER : TRI_LOWER);
     wg_spec(L, d, "ELEM", elem);
     if (kin) {
         wg_spec(L, d, "KIN", 1);
@@ -399,8 +399,8 @@ static rlx_status lower_cumsum(wg_lower *L) {
      * per line (the CPU's order, and coalesced when inner > 1) */
     bool cols = !(inner == 1 && a >= 1024);
     wg_dispatch *d = wg_emit(L, "cumsum");
-    wg_spec(L, d, "EXCL", rlx_param_int(L->n, "exclusive") != 0);
-    wg_spec(L, d, "REV", rlx_param_int(L->n, "reverse") != 0);
+    wg_spec(L, d, "EXCL", rlx_param_int(L->n, RLX_A_exclusive) != 0);
+    wg_spec(L, d, "REV", rlx_param_int(L->n, RLX_A_reverse) != 0);
     d->elem = wg_elem_of(x->dtype);
     wg_spec(L, d, "COLS", cols);
     wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
@@ -414,7 +414,7 @@ static rlx_status lower_cumsum(wg_lower *L) {
 static rlx_status lower_constant_of_shape(wg_lower *L) {
     const rlx_value *y = wg_out(L, 0);
     if (!wg_value_ok(y, WG_ANY4 | WG_I64 | WG_BOOL)) return wg_decline(L, "dtype");
-    const rlx_node_attr *a = rlx_node_attr_find(L->n, "value");
+    const rlx_node_attr *a = rlx_param(L->n, RLX_A_value);
     unsigned char v[8] = { 0 };
     if (a && a->t) {
         if (a->t->dtype != y->dtype || rlx_tensor_numel(a->t) != 1) return wg_decline(L, "value");

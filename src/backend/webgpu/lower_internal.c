@@ -608,7 +608,7 @@ static rlx_status lower_add_ln(wg_lower *L) {
         if (wg_in(L, i) && wg_in(L, i)->dtype != wg_in(L, 0)->dtype) return wg_decline(L, "mixed dtypes");
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *sc = wg_in(L, 2), *bi = wg_in(L, 3), *y = wg_out(L, 0);
     int ax;
-    if (a->rank < 1 || !rlx_norm_axis(rlx_param_int(L->n, "axis"), a->rank, &ax)) return wg_decline(L, "axis");
+    if (a->rank < 1 || !rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), a->rank, &ax)) return wg_decline(L, "axis");
     uint64_t total = wg_numel(a), len = 1;
     for (int i = ax; i < a->rank; i++) len *= (uint64_t)a->dims[i];
     uint64_t rows = len ? total / len : 0, bn = wg_numel(b), sn = wg_numel(sc), cn = bi ? wg_numel(bi) : 0;
@@ -626,7 +626,7 @@ static rlx_status lower_add_ln(wg_lower *L) {
     else wg_bind(L, d, "c_off", wg_in_id(L, 2), 0, 1); /* unused placeholder */
     wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     WG_P(L, d, wg_pu("rows", rows), wg_pu("len", len), wg_pu("b_n", bn), wg_pu("s_n", sn), wg_pu("c_n", cn),
-         wg_pf("eps", rlx_param_float(L->n, "epsilon")));
+         wg_pf("eps", rlx_param_float(L->n, RLX_A_epsilon)));
     return wg_grid_groups(L, d, rows);
 }
 

@@ -65,8 +65,8 @@ static rlx_status lower_quant(wg_lower *L) {
     if (!wg_value_ok(f, WG_F32) || !wg_value_ok(s, WG_F32)) return wg_decline(L, "data and scale must be f32");
     if (z && (z->dtype != q->dtype || !rlx_value_is_static(z))) return wg_decline(L, "zero point of another type");
     if (!rlx_value_is_static(q)) return wg_decline(L, "dynamic shape");
-    if (!dq && L->n->version >= 23 && rlx_param_int(L->n, "precision") != 0 &&
-        rlx_param_int(L->n, "precision") != RLX_DTYPE_F32)
+    if (!dq && L->n->version >= 23 && rlx_param_int(L->n, RLX_A_precision) != 0 &&
+        rlx_param_int(L->n, RLX_A_precision) != RLX_DTYPE_F32)
         return wg_decline(L, "precision other than f32");
     rlx_quant_gran g;
     RLX_TRY(rlx_quant_resolve_gran(L->n, x->dims, x->rank, s->dims, s->rank, z ? z->dims : NULL, z ? z->rank : -1, &g));
@@ -145,7 +145,7 @@ static rlx_status lower_compare(wg_lower *L) {
     if (n >= LIM31 || wg_words(a) >= LIM31 || wg_words(b) >= LIM31) return wg_decline(L, "too large");
     uint32_t flags = 0;
     if (ops[k].code == CMP_ISINF)
-        flags = (rlx_param_int(L->n, "detect_positive") ? 1u : 0u) | (rlx_param_int(L->n, "detect_negative") ? 2u : 0u);
+        flags = (rlx_param_int(L->n, RLX_A_detect_positive) ? 1u : 0u) | (rlx_param_int(L->n, RLX_A_detect_negative) ? 2u : 0u);
     uint64_t threads = (n + 3) / 4;
     wg_dispatch *d = wg_emit(L, "compare");
     wg_spec(L, d, "OP", ops[k].code);

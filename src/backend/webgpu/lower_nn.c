@@ -449,7 +449,7 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
 static rlx_status lower_pool(wg_lower *L) {
     bool avg = L->n->op == RLX_OP_AveragePool;
     RLX_TRY(check_float_io(L, "pool2d", 1));
-    if (!avg && rlx_param_int(L->n, "storage_order") != 0 && L->n->n_out > 1)
+    if (!avg && rlx_param_int(L->n, RLX_A_storage_order) != 0 && L->n->n_out > 1)
         return wg_decline(L, "storage_order");
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_POOL, &g));
@@ -473,7 +473,7 @@ static rlx_status lower_pool(wg_lower *L) {
         wg_spec(L, d, "OWB", owb);
         wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
         wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
-        WG_P(L, d, wg_pu("count_include_pad", avg && rlx_param_int(L->n, "count_include_pad") != 0),
+        WG_P(L, d, wg_pu("count_include_pad", avg && rlx_param_int(L->n, RLX_A_count_include_pad) != 0),
              wg_pu("total", threads));
         p_geom2(L, d, &g);
         WG_P(L, d, wg_pu("pe_h", g.pe[1]), wg_pu("pe_w", g.pe[2]));
@@ -485,7 +485,7 @@ static rlx_status lower_pool(wg_lower *L) {
     wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
     wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     /* count_include_pad only means something for AveragePool */
-    WG_P(L, d, wg_pu("nc", g.n * g.c_in), wg_pu("count_include_pad", avg && rlx_param_int(L->n, "count_include_pad")));
+    WG_P(L, d, wg_pu("nc", g.n * g.c_in), wg_pu("count_include_pad", avg && rlx_param_int(L->n, RLX_A_count_include_pad)));
     p_geom3(L, d, &g);
     WG_P(L, d, wg_pu("pe_d", g.pe[0]), wg_pu("pe_h", g.pe[1]), wg_pu("pe_w", g.pe[2]), wg_pu("total", total));
     return wg_grid_1d(L, d, total);
@@ -521,8 +521,8 @@ static rlx_status lower_global_pool(wg_lower *L) {
 /* BatchNormalization-1..15 in inference mode (training_mode = 0, only the
  * Y output, spatial = 1). */
 static rlx_status lower_batchnorm(wg_lower *L) {
-    if (rlx_param_int(L->n, "training_mode") != 0) return wg_decline(L, "training_mode");
-    if (rlx_param_int(L->n, "spatial") != 1) return wg_decline(L, "spatial = 0");
+    if (rlx_param_int(L->n, RLX_A_training_mode) != 0) return wg_decline(L, "training_mode");
+    if (rlx_param_int(L->n, RLX_A_spatial) != 1) return wg_decline(L, "spatial = 0");
     if (L->n->n_in != 5) return wg_decline(L, "expects 5 inputs");
     RLX_TRY(check_float_io(L, "batchnorm", 1));
     const rlx_value *x = wg_in(L, 0);
@@ -542,7 +542,7 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     for (int i = 0; i < 5; i++) wg_bind_value(L, d, k_in[i], wg_in_id(L, i));
     wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     WG_P(L, d, wg_pu("total", total), wg_pu("c", c), wg_pu("inner", inner),
-         wg_pf("eps", rlx_param_float(L->n, "epsilon")));
+         wg_pf("eps", rlx_param_float(L->n, RLX_A_epsilon)));
     return wg_grid_1d(L, d, total);
 }
 
@@ -560,7 +560,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     if (L->n->version < 7 && !rlx_legacy_broadcast_set(L->n) && c &&
         !(c->rank == 2 && c->dims[0] == y->dims[0] && c->dims[1] == y->dims[1]))
         return wg_decline(L, "Gemm-6 without broadcast needs C of shape [M, N]");
-    bool ta = rlx_param_int(L->n, "transA") != 0, tb = rlx_param_int(L->n, "transB") != 0;
+    bool ta = rlx_param_int(L->n, RLX_A_transA) != 0, tb = rlx_param_int(L->n, RLX_A_transB) != 0;
     uint64_t M = (uint64_t)(ta ? a->dims[1] : a->dims[0]), K = (uint64_t)(ta ? a->dims[0] : a->dims[1]);
     uint64_t N = (uint64_t)(tb ? b->dims[0] : b->dims[1]);
     if ((uint64_t)(tb ? b->dims[1] : b->dims[0]) != K || (uint64_t)y->dims[0] != M || (uint64_t)y->dims[1] != N)
@@ -568,8 +568,8 @@ static rlx_status lower_gemm(wg_lower *L) {
     if (M * N == 0) return RLX_OK;
     wg_gemm m;
     wg_gemm_init(&m, M, N, K);
-    m.alpha = rlx_param_float(L->n, "alpha");
-    m.beta = rlx_param_float(L->n, "beta");
+    m.alpha = rlx_param_float(L->n, RLX_A_alpha);
+    m.beta = rlx_param_float(L->n, RLX_A_beta);
     m.a_sm = ta ? 1 : K;
     m.a_sk = ta ? M : 1;
     m.b_sk = tb ? 1 : N;

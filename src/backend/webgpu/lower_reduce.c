@@ -67,7 +67,7 @@ static rlx_status make_redview(wg_lower *L, const int64_t *dims, int rank, const
 /* make_redview over the one axis of the node's "axis" attribute. */
 static rlx_status axis_redview(wg_lower *L, const rlx_value *x, redview *rv) {
     int ax;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &ax)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), x->rank, &ax)) return wg_decline(L, "axis");
     bool axis[RLX_MAX_RANK] = { false };
     axis[ax] = true;
     return make_redview(L, x->dims, x->rank, axis, rv);
@@ -244,7 +244,7 @@ static rlx_status lower_reduce(wg_lower *L) {
         const rlx_value *a = wg_in(L, 1);
         if (a && !rlx_konst_ints(a, axes, RLX_ARRAY_LEN(axes), &na)) return wg_decline(L, "axes are not constant");
     } else {
-        const int64_t *at = rlx_param_ints(L->n, "axes", &na);
+        const int64_t *at = rlx_param_ints(L->n, RLX_A_axes, &na);
         if (na > RLX_ARRAY_LEN(axes)) return wg_decline(L, "too many axes");
         if (na) memcpy(axes, at, na * sizeof *axes);
     }
@@ -275,7 +275,7 @@ static rlx_status lower_arg(wg_lower *L) {
     if (rv.rows != wg_numel(y)) return wg_decline(L, "output size differs");
     if (rv.rows == 0) return RLX_OK;
     if (rv.count == 0) return wg_decline(L, "empty axis (the CPU reports it)");
-    bool last = rlx_param_int(L->n, "select_last_index") != 0;
+    bool last = rlx_param_int(L->n, RLX_A_select_last_index) != 0;
     return emit_reduce(L, L->n->op == RLX_OP_ArgMax ? RED_ARGMAX : RED_ARGMIN, x->dtype == RLX_DTYPE_I32,
                        last, &rv);
 }
@@ -472,8 +472,8 @@ static rlx_status lower_layer_norm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32 | WG_F16, 3));
     if (x->dtype != y->dtype) return wg_decline(L, "output type differs from the input's");
     int axis;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
-    norm_desc nd = { .mode = rms ? NM_RMS : NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"),
+    if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), x->rank, &axis)) return wg_decline(L, "axis");
+    norm_desc nd = { .mode = rms ? NM_RMS : NM_LAYER, .eps = rlx_param_float(L->n, RLX_A_epsilon),
                      .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1, .elem = wg_elem_of(x->dtype) };
     RLX_TRY(row_param(L, wg_in(L, 1), x, axis, wg_in_id(L, 1), &nd.s));
     if (!rms) RLX_TRY(row_param(L, wg_in(L, 2), x, axis, wg_in_id(L, 2), &nd.b));
@@ -511,7 +511,7 @@ static rlx_status lower_instance_norm(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0);
     if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
     uint64_t c = (uint64_t)x->dims[1];
-    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"), .s = k_no_param,
+    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_param_float(L->n, RLX_A_epsilon), .s = k_no_param,
                      .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     RLX_TRY(channel_param(L, 1, c, &nd.s));
     RLX_TRY(channel_param(L, 2, c, &nd.b));
@@ -529,13 +529,13 @@ static rlx_status lower_group_norm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
     if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
-    int64_t g = rlx_param_int(L->n, "num_groups");
+    int64_t g = rlx_param_int(L->n, RLX_A_num_groups);
     uint64_t c = (uint64_t)x->dims[1];
     if (g <= 0 || c % (uint64_t)g) return wg_decline(L, "num_groups");
     uint64_t cpg = c / (uint64_t)g, sp = 1;
     for (int d = 2; d < x->rank; d++) sp *= (uint64_t)x->dims[d];
     bool per_channel = L->n->version >= 21;
-    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"), .s = k_no_param,
+    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_param_float(L->n, RLX_A_epsilon), .s = k_no_param,
                      .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     RLX_TRY(channel_param(L, 1, per_channel ? c : (uint64_t)g, &nd.s));
     RLX_TRY(channel_param(L, 2, per_channel ? c : (uint64_t)g, &nd.b));
@@ -560,7 +560,7 @@ static rlx_status lower_group_norm(wg_lower *L) {
 static rlx_status lower_lp_norm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
-    int64_t p = rlx_param_int(L->n, "p");
+    int64_t p = rlx_param_int(L->n, RLX_A_p);
     if (p != 1 && p != 2) return wg_decline(L, "p = %lld", (long long)p);
     redview rv;
     RLX_TRY(axis_redview(L, x, &rv));
@@ -621,7 +621,7 @@ static rlx_status lower_softmax(wg_lower *L) {
 static rlx_status lower_lrn(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
-    int64_t size = rlx_param_int(L->n, "size");
+    int64_t size = rlx_param_int(L->n, RLX_A_size);
     if (size <= 0 || x->rank < 2) return wg_decline(L, "size or rank");
     uint64_t n = wg_numel(x);
     if (n == 0) return RLX_OK;
@@ -633,8 +633,8 @@ static rlx_status lower_lrn(wg_lower *L) {
     wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
     wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     WG_P(L, d, wg_pu("n", n), wg_pu("c", x->dims[1]), wg_pu("sp", sp), wg_pu("before", (uint32_t)((size - 1) / 2)),
-         wg_pu("after", (uint32_t)(size / 2)), wg_pf("alpha", rlx_param_float(L->n, "alpha") / (float)size),
-         wg_pf("beta", rlx_param_float(L->n, "beta")), wg_pf("bias", rlx_param_float(L->n, "bias")));
+         wg_pu("after", (uint32_t)(size / 2)), wg_pf("alpha", rlx_param_float(L->n, RLX_A_alpha) / (float)size),
+         wg_pf("beta", rlx_param_float(L->n, RLX_A_beta)), wg_pf("bias", rlx_param_float(L->n, RLX_A_bias)));
     return wg_grid_1d(L, d, n);
 }
 

@@ -223,8 +223,8 @@ static rlx_status lower_slice(wg_lower *L) {
     int64_t starts[CP_MAX_RANK], ends[CP_MAX_RANK], axes[CP_MAX_RANK], steps[CP_MAX_RANK];
     size_t ns = 0, ne = 0, na = 0, nst = 0;
     if (n->version < 10) {
-        const int64_t *s = rlx_param_ints(n, "starts", &ns), *e = rlx_param_ints(n, "ends", &ne);
-        const int64_t *a = rlx_param_ints(n, "axes", &na);
+        const int64_t *s = rlx_param_ints(n, RLX_A_starts, &ns), *e = rlx_param_ints(n, RLX_A_ends, &ne);
+        const int64_t *a = rlx_param_ints(n, RLX_A_axes, &na);
         if (!s || !e || ns != ne || ns > CP_MAX_RANK) return wg_decline(L, "starts/ends");
         memcpy(starts, s, ns * 8);
         memcpy(ends, e, ne * 8);
@@ -308,7 +308,7 @@ static rlx_status lower_concat(wg_lower *L) {
     if (!wg_value_held(L, y, WG_ANY4 | WG_I64 | WG_F16) || y->rank > CP_MAX_RANK || y->rank < 1)
         return wg_decline(L, "output");
     int axis;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), y->rank, &axis)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), y->rank, &axis)) return wg_decline(L, "axis");
     int64_t at = 0;
     for (int i = 0; i < L->n->n_in; i++) {
         const rlx_value *x = wg_in(L, i);
@@ -386,7 +386,7 @@ static rlx_status lower_pad(wg_lower *L) {
     const rlx_node *n = L->n;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     int r = x->rank;
-    const char *mode = rlx_param_str(n, "mode");
+    const char *mode = rlx_param_str(n, RLX_A_mode);
     int pmode = strcmp(mode, "edge") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "wrap") == 0 ? 2 : -1;
     if (pmode < 0 && strcmp(mode, "constant") != 0) return wg_decline(L, "mode %s", mode);
     if (pmode == 2 && n->version < 19) return wg_decline(L, "wrap before Pad-19");
@@ -396,10 +396,10 @@ static rlx_status lower_pad(wg_lower *L) {
     size_t np = 0;
     uint32_t bits = 0, hi = 0;
     if (n->version < 11) {
-        const int64_t *pv = rlx_param_ints(n, "pads", &np);
+        const int64_t *pv = rlx_param_ints(n, RLX_A_pads, &np);
         if (!pv || np != (size_t)(2 * r)) return wg_decline(L, "pads");
         memcpy(pads, pv, np * 8);
-        float v = rlx_param_float(n, "value");
+        float v = rlx_param_float(n, RLX_A_value);
         if (x->dtype == RLX_DTYPE_F32) {
             memcpy(&bits, &v, 4);
         } else if (x->dtype == RLX_DTYPE_F16) {
@@ -471,7 +471,7 @@ static rlx_status lower_split(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0);
     if (!wg_value_held(L, x, DATA_TYPES) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
     int axis;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, RLX_A_axis), x->rank, &axis)) return wg_decline(L, "axis");
     int64_t at = 0;
     for (int k = 0; k < L->n->n_out; k++) {
         const rlx_value *y = wg_out(L, k);
@@ -557,7 +557,7 @@ static rlx_status lower_depth_space(wg_lower *L) {
     RLX_TRY(check_data(L));
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (x->rank != 4 || y->rank != 4) return wg_decline(L, "rank");
-    int64_t b = rlx_param_int(L->n, "blocksize");
+    int64_t b = rlx_param_int(L->n, RLX_A_blocksize);
     if (b < 1) return wg_decline(L, "blocksize");
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
     cpy c;
@@ -567,7 +567,7 @@ static rlx_status lower_depth_space(wg_lower *L) {
         if (C % (b * b)) return wg_decline(L, "channels");
         int64_t Cp = C / (b * b);
         if (y->dims[1] != Cp || y->dims[2] != H * b || y->dims[3] != W * b) return wg_decline(L, "output shape");
-        const char *mode = rlx_param_str(L->n, "mode");
+        const char *mode = rlx_param_str(L->n, RLX_A_mode);
         bool crd = strcmp(mode, "CRD") == 0;
         if (!crd && strcmp(mode, "DCR") != 0) return wg_decline(L, "mode");
         /* output view (n, c', h, i, w, j) */

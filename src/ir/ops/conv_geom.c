@@ -36,14 +36,14 @@ static void split_pad(int64_t total, bool upper, int64_t *begin, int64_t *end) {
     *end = total - *begin;
 }
 
-static rlx_status read_list(const rlx_node *n, const char *name, int nsp, int64_t def, int64_t *out, int mult) {
+static rlx_status read_list(const rlx_node *n, rlx_attr_id a, int nsp, int64_t def, int64_t *out, int mult) {
     size_t cnt;
-    const int64_t *v = rlx_param_ints(n, name, &cnt);
+    const int64_t *v = rlx_param_ints(n, a, &cnt);
     for (int i = 0; i < nsp * mult; i++) out[i] = def;
     if (!v) return RLX_OK;
     if (cnt != (size_t)(nsp * mult))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has %zu values, expected %d", rlx_node_desc(n),
-                        name, cnt, nsp * mult);
+                        rlx_attr_id_name(a), cnt, nsp * mult);
     memcpy(out, v, cnt * sizeof *v);
     return RLX_OK;
 }
@@ -62,10 +62,10 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
     for (int i = 0; i < nsp; i++) g->in[i] = x[2 + i];
 
     /* kernel shape and channels */
-    g->group = kind == RLX_GEOM_POOL ? 1 : rlx_param_int(n, "group");
+    g->group = kind == RLX_GEOM_POOL ? 1 : rlx_param_int(n, RLX_A_group);
     if (g->group < 1) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: group %lld must be >= 1", desc, (long long)g->group);
     size_t kcnt;
-    const int64_t *ks = rlx_param_ints(n, "kernel_shape", &kcnt);
+    const int64_t *ks = rlx_param_ints(n, RLX_A_kernel_shape, &kcnt);
     if (ks && kcnt == (size_t)nsp) RLX_TRY(check_attr_range(desc, "kernel_shape", ks, nsp, 1));
     if (kind == RLX_GEOM_POOL) {
         if (!ks || kcnt != (size_t)nsp)
@@ -114,10 +114,10 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel dim %d is %lld", desc, i, (long long)g->k[i]);
 
     int64_t pads[2 * RLX_CONV_MAX_SPATIAL];
-    RLX_TRY(read_list(n, "strides", nsp, 1, g->stride, 1));
-    RLX_TRY(read_list(n, "dilations", nsp, 1, g->dil, 1));
-    RLX_TRY(read_list(n, "pads", nsp, 0, pads, 2));
-    if (kind == RLX_GEOM_CONV_TRANSPOSE) RLX_TRY(read_list(n, "output_padding", nsp, 0, g->out_pad, 1));
+    RLX_TRY(read_list(n, RLX_A_strides, nsp, 1, g->stride, 1));
+    RLX_TRY(read_list(n, RLX_A_dilations, nsp, 1, g->dil, 1));
+    RLX_TRY(read_list(n, RLX_A_pads, nsp, 0, pads, 2));
+    if (kind == RLX_GEOM_CONV_TRANSPOSE) RLX_TRY(read_list(n, RLX_A_output_padding, nsp, 0, g->out_pad, 1));
     for (int i = 0; i < nsp; i++) {
         if (g->stride[i] < 1 || g->dil[i] < 1)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: strides and dilations must be >= 1", desc);
@@ -134,9 +134,9 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         if (g->k[i] > GEOM_ATTR_MAX) /* a weight dim: its tensor is already large beyond use */
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel dim %d is %lld, above %lld", desc, i,
                             (long long)g->k[i], (long long)GEOM_ATTR_MAX);
-    g->ceil_mode = kind == RLX_GEOM_POOL && rlx_param_int(n, "ceil_mode") != 0;
-    g->count_include_pad = n->op == RLX_OP_AveragePool && rlx_param_int(n, "count_include_pad") != 0;
-    const char *ap = rlx_param_str(n, "auto_pad");
+    g->ceil_mode = kind == RLX_GEOM_POOL && rlx_param_int(n, RLX_A_ceil_mode) != 0;
+    g->count_include_pad = n->op == RLX_OP_AveragePool && rlx_param_int(n, RLX_A_count_include_pad) != 0;
+    const char *ap = rlx_param_str(n, RLX_A_auto_pad);
     bool same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
     bool valid = strcmp(ap, "VALID") == 0;
     if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)
@@ -167,7 +167,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
                             (long long)k, (long long)d);
         if (kind == RLX_GEOM_CONV_TRANSPOSE) {
             size_t oc;
-            const int64_t *os = rlx_param_ints(n, "output_shape", &oc);
+            const int64_t *os = rlx_param_ints(n, RLX_A_output_shape, &oc);
             if (os && oc != (size_t)nsp && oc != (size_t)x_rank)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output_shape must have %d values", desc, nsp);
             if (os) RLX_TRY(check_attr_range(desc, "output_shape", os, (int)oc, 0));

@@ -9,7 +9,7 @@ rlx_status rlx_gridsample_attrs_read(const rlx_node *n, rlx_gridsample_attrs *a)
     memset(a, 0, sizeof *a);
     const char *desc = rlx_node_desc(n);
     bool v20 = n->version >= 20; /* GridSample-20 renamed bilinear and bicubic */
-    const char *s = rlx_param_str(n, "mode");
+    const char *s = rlx_param_str(n, RLX_A_mode);
     if (!s) s = v20 ? "linear" : "bilinear"; /* the default depends on the version: no schema default */
     if (strcmp(s, "nearest") == 0) a->mode = RLX_GS_NEAREST;
     else if (strcmp(s, v20 ? "linear" : "bilinear") == 0) a->mode = RLX_GS_LINEAR;
@@ -17,14 +17,14 @@ rlx_status rlx_gridsample_attrs_read(const rlx_node *n, rlx_gridsample_attrs *a)
     else
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown mode '%s' (GridSample-%d takes %s)", desc, s, n->version,
                         v20 ? "linear, nearest or cubic" : "bilinear, nearest or bicubic");
-    s = rlx_param_str(n, "padding_mode");
+    s = rlx_param_str(n, RLX_A_padding_mode);
     if (!s) s = "zeros";
     if (strcmp(s, "zeros") == 0) a->pad = RLX_GS_ZEROS;
     else if (strcmp(s, "border") == 0) a->pad = RLX_GS_BORDER;
     else if (strcmp(s, "reflection") == 0) a->pad = RLX_GS_REFLECTION;
     else
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown padding_mode '%s' (zeros, border or reflection)", desc, s);
-    int64_t ac = rlx_param_int(n, "align_corners");
+    int64_t ac = rlx_param_int(n, RLX_A_align_corners);
     if (ac != 0 && ac != 1)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: align_corners is %lld, expected 0 or 1", desc, (long long)ac);
     a->align_corners = ac == 1;

@@ -70,7 +70,7 @@ static rlx_status check_one_element(rlx_infer_ctx *c, int i, const char *what) {
 
 static rlx_status infer_if(rlx_infer_ctx *c) {
     RLX_TRY(check_one_element(c, 0, "cond"));
-    const rlx_graph *t = rlx_param_graph(c->n, "then_branch"), *e = rlx_param_graph(c->n, "else_branch");
+    const rlx_graph *t = rlx_param_graph(c->n, RLX_A_then_branch), *e = rlx_param_graph(c->n, RLX_A_else_branch);
     if (!t || !e) return rlx_ictx_fail(c, "then_branch and else_branch must be graphs");
     rlx_graph *tt = infer_body(c, t, NULL), *te = infer_body(c, e, NULL);
     if (tt) t = tt;
@@ -100,7 +100,7 @@ done:
 }
 
 static rlx_status infer_loop(rlx_infer_ctx *c) {
-    const rlx_graph *b = rlx_param_graph(c->n, "body");
+    const rlx_graph *b = rlx_param_graph(c->n, RLX_A_body);
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
     RLX_TRY(check_one_element(c, 0, "M"));
     RLX_TRY(check_one_element(c, 1, "cond"));
@@ -149,16 +149,16 @@ done:
 }
 
 static rlx_status infer_scan(rlx_infer_ctx *c) {
-    const rlx_graph *b = rlx_param_graph(c->n, "body");
+    const rlx_graph *b = rlx_param_graph(c->n, RLX_A_body);
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
-    int64_t m = rlx_param_int(c->n, "num_scan_inputs");
+    int64_t m = rlx_param_int(c->n, RLX_A_num_scan_inputs);
     int n_state = (m >= 1 && m <= c->n->n_in) ? c->n->n_in - (int)m : -1;
     if (n_state < 0 || (int)b->n_inputs != c->n->n_in || c->n->n_out != (int)b->n_outputs)
         return rlx_ictx_fail(c, "num_scan_inputs %lld and the body's %zu inputs / %zu outputs do not fit the node",
                              (long long)m, b->n_inputs, b->n_outputs);
     /* type the body: states as given, scan inputs with their scan axis removed */
     size_t n_in_axes;
-    const int64_t *in_axes = rlx_param_ints(c->n, "scan_input_axes", &n_in_axes);
+    const int64_t *in_axes = rlx_param_ints(c->n, RLX_A_scan_input_axes, &n_in_axes);
     /* shape inference runs at load and compile time, not per run */
     rlx_value *slices = calloc((size_t)c->n->n_in + 1, sizeof *slices);
     const rlx_value **types = calloc((size_t)c->n->n_in + 1, sizeof *types);
@@ -187,7 +187,7 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
     free(slices);
     free(types);
     size_t n_axes;
-    const int64_t *axes = rlx_param_ints(c->n, "scan_output_axes", &n_axes);
+    const int64_t *axes = rlx_param_ints(c->n, RLX_A_scan_output_axes, &n_axes);
     for (int i = 0; i < c->n->n_out; i++) {
         const rlx_value *bo = &b->values[b->outputs[i]];
         if (i < n_state) {

@@ -185,7 +185,7 @@ static rlx_status infer_clip(rlx_infer_ctx *c) {
 /* Gelu: a float unary whose approximate is "none" or "tanh" (ONNX Gelu-20;
  * another value was refused only when a kernel first ran). */
 static rlx_status infer_gelu(rlx_infer_ctx *c) {
-    const char *ap = rlx_param_str(c->n, "approximate");
+    const char *ap = rlx_param_str(c->n, RLX_A_approximate);
     if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0)
         return rlx_ictx_fail(c, "approximate must be 'none' or 'tanh', got '%s'", ap);
     return rlx_infer_unary_float(c);
@@ -196,7 +196,7 @@ static rlx_status infer_gelu(rlx_infer_ctx *c) {
  * fault). A value other than 0 and 1 is refused at load by the schema
  * (its row is boolean: check_attrs, graph.c). */
 static rlx_status infer_mod(rlx_infer_ctx *c) {
-    int64_t fm = rlx_param_int(c->n, "fmod");
+    int64_t fm = rlx_param_int(c->n, RLX_A_fmod);
     rlx_dtype dt = rlx_ictx_in(c, 0)->dtype;
     if (fm == 0 && rlx_dtype_is_float(dt))
         return rlx_ictx_fail(c, "fmod must be 1 for floating-point inputs (input has dtype %s)", rlx_dtype_name(dt));
@@ -243,7 +243,7 @@ static rlx_status infer_bitwise(rlx_infer_ctx *c) {
 
 static rlx_status infer_cast(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    int64_t to = rlx_param_int(c->n, "to");
+    int64_t to = rlx_param_int(c->n, RLX_A_to);
     if (rlx_dtype_size((rlx_dtype)to) == 0)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: cast to dtype %lld (%s) is not supported", rlx_node_desc(c->n),
                         (long long)to, rlx_onnx_type_name(to >= INT32_MIN && to <= INT32_MAX ? (int32_t)to : -1));

@@ -21,15 +21,18 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) { return rlx_ew_p
 
 rlx_status rlx_ew_prog_read_at(const rlx_node *n, const char *prefix, int first_in, rlx_ew_prog *p) {
     memset(p, 0, sizeof *p);
-    char name[6][32];
-    static const char *const k_names[6] = { "code", "fparams", "consts", "qin", "qout", "dtype" };
-    for (int i = 0; i < 6; i++) snprintf(name[i], sizeof name[i], "%s%s", prefix, k_names[i]);
-    /* the op's own schema, or (prefix) internal attributes of another op */
+    /* the op's own schema (by id), or (prefix) internal attributes of another op (by name) */
+    enum { CODE, FPARAMS, CONSTS, QIN, QOUT, DTYPE, N_FIELDS };
+    static const rlx_attr_id k_ids[N_FIELDS] = { RLX_A_code, RLX_A_fparams, RLX_A_consts,
+                                                  RLX_A_qin,  RLX_A_qout,    RLX_A_dtype };
     bool own = !*prefix;
+    char name[N_FIELDS][32];
+    for (int i = 0; !own && i < N_FIELDS; i++)
+        snprintf(name[i], sizeof name[i], "%s%s", prefix, rlx_attr_id_name(k_ids[i]));
     size_t nc = 0, nf = 0, nk = 0;
-    const int64_t *code = own ? rlx_param_ints(n, name[0], &nc) : rlx_attr_ints(n, name[0], &nc);
-    const float *fp = own ? rlx_param_floats(n, name[1], &nf) : rlx_attr_floats(n, name[1], &nf);
-    const float *ks = own ? rlx_param_floats(n, name[2], &nk) : rlx_attr_floats(n, name[2], &nk);
+    const int64_t *code = own ? rlx_param_ints(n, k_ids[CODE], &nc) : rlx_attr_ints(n, name[CODE], &nc);
+    const float *fp = own ? rlx_param_floats(n, k_ids[FPARAMS], &nf) : rlx_attr_floats(n, name[FPARAMS], &nf);
+    const float *ks = own ? rlx_param_floats(n, k_ids[CONSTS], &nk) : rlx_attr_floats(n, name[CONSTS], &nk);
     p->n_in = n->n_in - first_in;
     if (p->n_in < 1 || p->n_in > RLX_EW_MAX_IN)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %d program inputs, expected 1 to %d", rlx_node_desc(n), p->n_in,
@@ -69,8 +72,8 @@ rlx_status rlx_ew_prog_read_at(const rlx_node *n, const char *prefix, int first_
                             rlx_node_desc(n), k);
     }
     size_t nqi = 0, nqo = 0;
-    const float *qi = own ? rlx_param_floats(n, name[3], &nqi) : rlx_attr_floats(n, name[3], &nqi);
-    const float *qo = own ? rlx_param_floats(n, name[4], &nqo) : rlx_attr_floats(n, name[4], &nqo);
+    const float *qi = own ? rlx_param_floats(n, k_ids[QIN], &nqi) : rlx_attr_floats(n, name[QIN], &nqi);
+    const float *qo = own ? rlx_param_floats(n, k_ids[QOUT], &nqo) : rlx_attr_floats(n, name[QOUT], &nqo);
     if ((qi && nqi != 2 * (size_t)p->n_in) || (qo && nqo != 2))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qin has %zu floats (expected %d), qout %zu (expected 2)",
                         rlx_node_desc(n), nqi, 2 * p->n_in, nqo);
@@ -81,7 +84,7 @@ rlx_status rlx_ew_prog_read_at(const rlx_node *n, const char *prefix, int first_
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qin of input %d: scale %g, zero point %g", rlx_node_desc(n), i,
                             p->in_scale[i], p->in_zp[i]);
     }
-    int64_t dt = own ? rlx_param_int(n, name[5]) : rlx_attr_int(n, name[5], 0);
+    int64_t dt = own ? rlx_param_int(n, k_ids[DTYPE]) : rlx_attr_int(n, name[DTYPE], 0);
     if (qo) {
         p->out_scale = qo[0];
         p->out_zp = qo[1];
@@ -177,7 +180,7 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
         return rlx_ictx_fail(c, "inputs have different dtypes");
     if (a->rank < 0) return rlx_ictx_set_out_unknown(c, 0, a->dtype);
     int ax;
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     RLX_TRY(rlx_ictx_axis(c, axis, a->rank, &ax));
     if (!fits(b, a, 0)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");
     if (!fits(sc, a, ax) || (bi && !fits(bi, a, ax)))
@@ -187,10 +190,10 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
 
 /* ------------------------------------------------------------ Attention */
 
-/* perm of attribute `name` (identity when absent); false when malformed. */
-static bool read_perm(const rlx_node *n, const char *name, int r, int *perm) {
+/* perm of attribute a (identity when absent); false when malformed. */
+static bool read_perm(const rlx_node *n, rlx_attr_id a, int r, int *perm) {
     size_t cnt;
-    const int64_t *p = rlx_param_ints(n, name, &cnt);
+    const int64_t *p = rlx_param_ints(n, a, &cnt);
     bool seen[RLX_MAX_RANK] = { false };
     for (int i = 0; i < r; i++) perm[i] = i;
     if (!p) return true;
@@ -223,12 +226,12 @@ rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const 
     memset(o, 0, sizeof *o);
     if (r < 2 || r > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: rank %d", rlx_node_desc(n), r);
     int qp[RLX_MAX_RANK], kp[RLX_MAX_RANK], vp[RLX_MAX_RANK], yp[RLX_MAX_RANK];
-    if (!read_perm(n, "q_perm", r, qp) || !read_perm(n, "k_perm", r, kp) || !read_perm(n, "v_perm", r, vp) ||
-        !read_perm(n, "y_perm", r, yp))
+    if (!read_perm(n, RLX_A_q_perm, r, qp) || !read_perm(n, RLX_A_k_perm, r, kp) ||
+        !read_perm(n, RLX_A_v_perm, r, vp) || !read_perm(n, RLX_A_y_perm, r, yp))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a layout attribute is not a permutation of %d axes",
                         rlx_node_desc(n), r);
     o->r = r;
-    o->kt = rlx_param_int(n, "k_transposed") != 0;
+    o->kt = rlx_param_int(n, RLX_A_k_transposed) != 0;
     permute(q, r, qp, o->qd, o->qs);
     permute(k, r, kp, o->kd, o->ks);
     permute(v, r, vp, o->vd, o->vs);
@@ -283,8 +286,8 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
 
 rlx_status rlx_nbits_geom_of(const rlx_node *n, rlx_nbits_geom *out) {
     memset(out, 0, sizeof *out);
-    int64_t K = rlx_param_int(n, "K"), N = rlx_param_int(n, "N"), bs = rlx_param_int(n, "block_size");
-    int64_t bits = rlx_param_int(n, "bits");
+    int64_t K = rlx_param_int(n, RLX_A_K), N = rlx_param_int(n, RLX_A_N), bs = rlx_param_int(n, RLX_A_block_size);
+    int64_t bits = rlx_param_int(n, RLX_A_bits);
     if (bits != 4)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: bits=%lld, expected 4", rlx_node_desc(n), (long long)bits);
     if (bs < 16 || bs > 4096 || (bs & (bs - 1)))

@@ -78,8 +78,8 @@ static rlx_status infer_conv(rlx_infer_ctx *c) {
 }
 static rlx_status infer_conv_transpose(rlx_infer_ctx *c) { return infer_conv_like(c, RLX_GEOM_CONV_TRANSPOSE); }
 static rlx_status infer_pool(rlx_infer_ctx *c) {
-    if (c->n->op == RLX_OP_LpPool && rlx_param_int(c->n, "p") < 1)
-        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, "p"));
+    if (c->n->op == RLX_OP_LpPool && rlx_param_int(c->n, RLX_A_p) < 1)
+        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, RLX_A_p));
     return infer_conv_like(c, RLX_GEOM_POOL);
 }
 
@@ -88,8 +88,8 @@ static rlx_status infer_global_pool(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
-    if (c->n->op == RLX_OP_GlobalLpPool && rlx_param_int(c->n, "p") < 1)
-        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, "p"));
+    if (c->n->op == RLX_OP_GlobalLpPool && rlx_param_int(c->n, RLX_A_p) < 1)
+        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, RLX_A_p));
     if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, x->dtype);
     if (x->rank < 3) return rlx_ictx_fail(c, "input has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
     int64_t dims[RLX_MAX_RANK];
@@ -106,7 +106,7 @@ static rlx_status infer_global_pool(rlx_infer_ctx *c) {
 static rlx_status infer_batchnorm(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     int v = c->n->version;
-    if (v >= 14 && rlx_param_int(c->n, "training_mode") != 0)
+    if (v >= 14 && rlx_param_int(c->n, RLX_A_training_mode) != 0)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: training_mode=1 is not supported (rlx runs inference only)",
                         rlx_node_desc(c->n));
     for (int i = 1; i < c->n->n_out; i++)
@@ -118,7 +118,7 @@ static rlx_status infer_batchnorm(rlx_infer_ctx *c) {
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
     static const char *names[5] = { "X", "scale", "B", "mean", "var" };
-    bool spatial = v >= 9 || rlx_param_int(c->n, "spatial") != 0;
+    bool spatial = v >= 9 || rlx_param_int(c->n, RLX_A_spatial) != 0;
     for (int i = 1; i < 5; i++) {
         const rlx_value *p = rlx_ictx_in(c, i);
         if (!p) return rlx_ictx_fail(c, "input %s is required", names[i]);
@@ -163,7 +163,7 @@ static rlx_status infer_gemm(rlx_infer_ctx *c) {
     }
     if (a->rank != 2 || b->rank != 2)
         return rlx_ictx_fail(c, "A and B must be 2-D (got ranks %d and %d)", a->rank, b->rank);
-    bool ta = rlx_param_int(c->n, "transA") != 0, tb = rlx_param_int(c->n, "transB") != 0;
+    bool ta = rlx_param_int(c->n, RLX_A_transA) != 0, tb = rlx_param_int(c->n, RLX_A_transB) != 0;
     int64_t m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1];
     int64_t kb = b->dims[tb ? 1 : 0], nn = b->dims[tb ? 0 : 1];
     if (ka >= 0 && kb >= 0 && ka != kb)
@@ -321,7 +321,7 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
     if (vz) RLX_TRY(rlx_ictx_operand_rank(c, i_sizes, "sizes", RLX_RANK_1D));
     if (upsample && v < 9) {
         size_t cnt;
-        const float *f = rlx_param_floats(n, "scales", &cnt);
+        const float *f = rlx_param_floats(n, RLX_A_scales, &cnt);
         if (!f) return rlx_ictx_fail(c, "attribute 'scales' is required");
         if (cnt > RLX_MAX_RANK) return rlx_ictx_fail(c, "scales has %zu values for rank %d", cnt, x->rank);
         for (size_t i = 0; i < cnt; i++) scales[i] = f[i];

@@ -101,8 +101,8 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int xr, c
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero point has shape %s, scale has %s; they must match", desc,
                             rlx_shape_str_q(zp, zr, a, sizeof a), rlx_shape_str_q(s, sr, b, sizeof b));
     }
-    int64_t block = n->version >= 21 ? rlx_param_int(n, "block_size") : 0;
-    int64_t axis_attr = n->version >= 13 ? rlx_param_int(n, "axis") : 1;
+    int64_t block = n->version >= 21 ? rlx_param_int(n, RLX_A_block_size) : 0;
+    int64_t axis_attr = n->version >= 13 ? rlx_param_int(n, RLX_A_axis) : 1;
     if (block < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size %lld is negative", desc, (long long)block);
     if (block > 0) {
         g->mode = RLX_QUANT_BLOCKED;
@@ -216,7 +216,7 @@ static rlx_status infer_quantize(rlx_infer_ctx *c) {
     RLX_TRY(check_input(c, 2, "input y_zero_point", v >= 21 ? q16() : q8()));
     const rlx_value *zp = rlx_ictx_in(c, 2);
     rlx_dtype out = zp ? zp->dtype : RLX_DTYPE_U8;
-    int64_t od = v >= 21 ? rlx_param_int(n, "output_dtype") : 0;
+    int64_t od = v >= 21 ? rlx_param_int(n, RLX_A_output_dtype) : 0;
     if (od) {
         RLX_TRY(check_type(n, "output_dtype", od, q16()));
         if (zp && zp->dtype != (rlx_dtype)od)
@@ -224,7 +224,7 @@ static rlx_status infer_quantize(rlx_infer_ctx *c) {
                                  rlx_dtype_name(zp->dtype));
         out = (rlx_dtype)od;
     }
-    int64_t prec = v >= 23 ? rlx_param_int(n, "precision") : 0;
+    int64_t prec = v >= 23 ? rlx_param_int(n, RLX_A_precision) : 0;
     if (prec) RLX_TRY(check_type(n, "precision", prec, SET(k_precisions)));
     if (v < 23 && v >= 19) {
         const rlx_value *x = rlx_ictx_in(c, 0), *s = rlx_ictx_in(c, 1);
@@ -250,7 +250,7 @@ static rlx_status infer_dequantize(rlx_infer_ctx *c) {
     if (zp && zp->konst && zp->dtype == RLX_DTYPE_I32) /* a run-time one: k_dequantize */
         RLX_TRY(rlx_quant_check_i32_zp(n, RLX_ERR_INVALID_MODEL, zp->konst));
     rlx_dtype out = rlx_ictx_in(c, 1)->dtype;
-    int64_t od = v >= 23 ? rlx_param_int(n, "output_dtype") : 0;
+    int64_t od = v >= 23 ? rlx_param_int(n, RLX_A_output_dtype) : 0;
     if (od) {
         RLX_TRY(check_type(n, "output_dtype", od, floats()));
         out = (rlx_dtype)od;

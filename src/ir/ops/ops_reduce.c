@@ -51,7 +51,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
         if (c->n->n_in > 1 && c->n->in[1] >= 0)
             return rlx_ictx_fail(c, "has an axes input, but before version %d axes are an attribute",
                                  c->n->op == RLX_OP_ReduceSum ? 13 : 18);
-        const int64_t *at = rlx_param_ints(c->n, "axes", &na);
+        const int64_t *at = rlx_param_ints(c->n, RLX_A_axes, &na);
         if (na > RLX_ARRAY_LEN(axes)) return rlx_ictx_fail(c, "attribute 'axes' has %zu values", na);
         if (na) memcpy(axes, at, na * sizeof *axes);
     }
@@ -59,7 +59,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
     if (!known) {
-        bool keepdims = rlx_param_int(c->n, "keepdims") != 0;
+        bool keepdims = rlx_param_int(c->n, RLX_A_keepdims) != 0;
         int rank = -1;
         if (keepdims) {
             rank = x->rank;
@@ -90,11 +90,11 @@ static rlx_status infer_arg(rlx_infer_ctx *c) {
     if (!is_numeric(x->dtype))
         return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type", x->name, rlx_dtype_name(x->dtype));
     if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_I64);
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     int ax;
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
-    rlx_reduce_spec r = { .rank = x->rank, .n_axes = 1, .keepdims = rlx_param_int(c->n, "keepdims") != 0 };
+    rlx_reduce_spec r = { .rank = x->rank, .n_axes = 1, .keepdims = rlx_param_int(c->n, RLX_A_keepdims) != 0 };
     r.axis[ax] = true;
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
@@ -152,7 +152,7 @@ static rlx_status infer_instance_norm(rlx_infer_ctx *c) {
 /* stash_type as a dtype (LayerNormalization-17, GroupNormalization-21,
  * RMSNormalization-23): default 1 (float). */
 static rlx_status stash_dtype(rlx_infer_ctx *c, rlx_dtype *out) {
-    int64_t st = rlx_param_int(c->n, "stash_type");
+    int64_t st = rlx_param_int(c->n, RLX_A_stash_type);
     if (!rlx_dtype_is_float((rlx_dtype)st))
         return rlx_ictx_fail(c, "stash_type %lld is not a float type", (long long)st);
     *out = (rlx_dtype)st;
@@ -173,7 +173,7 @@ static rlx_status infer_layer_norm(rlx_infer_ctx *c) {
         rlx_ictx_set_out_unknown(c, 1, st);
         return rlx_ictx_set_out_unknown(c, 2, st);
     }
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     int ax;
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
@@ -194,7 +194,7 @@ static rlx_status infer_group_norm(rlx_infer_ctx *c) {
     RLX_TRY(need_float(c, x));
     rlx_dtype st = RLX_DTYPE_F32;
     RLX_TRY(stash_dtype(c, &st));
-    int64_t g = rlx_param_int(c->n, "num_groups");
+    int64_t g = rlx_param_int(c->n, RLX_A_num_groups);
     if (g <= 0) return rlx_ictx_fail(c, "num_groups is %lld, expected a positive number", (long long)g);
     if (x->rank >= 0 && x->rank < 2)
         return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);
@@ -210,9 +210,9 @@ static rlx_status infer_group_norm(rlx_infer_ctx *c) {
 static rlx_status infer_lp_norm(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     RLX_TRY(need_float(c, x));
-    int64_t p = rlx_param_int(c->n, "p");
+    int64_t p = rlx_param_int(c->n, RLX_A_p);
     if (p != 1 && p != 2) return rlx_ictx_fail(c, "p is %lld; only 1 and 2 are defined", (long long)p);
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     int ax;
     if (x->rank >= 0 && !rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
@@ -230,7 +230,7 @@ static rlx_status infer_mvn(rlx_infer_ctx *c) {
 static rlx_status infer_lrn(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     RLX_TRY(need_float(c, x));
-    int64_t size = rlx_param_int(c->n, "size");
+    int64_t size = rlx_param_int(c->n, RLX_A_size);
     if (size <= 0) return rlx_ictx_fail(c, "size is %lld, expected a positive number", (long long)size);
     if (x->rank >= 0 && x->rank < 2)
         return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);

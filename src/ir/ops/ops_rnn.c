@@ -20,7 +20,7 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
     } else {
         p->kind = RLX_RNN_SIMPLE, p->gates = 1, p->n_acts = 1;
     }
-    const char *dir = rlx_param_str(n, "direction");
+    const char *dir = rlx_param_str(n, RLX_A_direction);
     if (strcmp(dir, "forward") == 0) {
         p->num_dirs = 1;
     } else if (strcmp(dir, "reverse") == 0) {
@@ -32,30 +32,30 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
                         "%s: direction '%s' is not one of forward, reverse, bidirectional", desc, dir);
     }
     p->hidden_size = -1;
-    if (rlx_param_given(n, "hidden_size")) {
-        p->hidden_size = rlx_param_int(n, "hidden_size");
+    if (rlx_param_given(n, RLX_A_hidden_size)) {
+        p->hidden_size = rlx_param_int(n, RLX_A_hidden_size);
         if (p->hidden_size <= 0)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: hidden_size %lld must be positive", desc,
                             (long long)p->hidden_size);
     }
-    int64_t layout = rlx_param_int(n, "layout"); /* before version 14 refused when the node was added */
+    int64_t layout = rlx_param_int(n, RLX_A_layout); /* before version 14 refused when the node was added */
     if (layout != 0 && layout != 1)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: layout %lld must be 0 or 1", desc, (long long)layout);
     p->layout = (int)layout;
-    if (rlx_param_given(n, "clip")) {
+    if (rlx_param_given(n, RLX_A_clip)) {
         p->has_clip = true;
-        p->clip = rlx_param_float(n, "clip");
+        p->clip = rlx_param_float(n, RLX_A_clip);
         if (!(p->clip > 0))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: clip %g must be positive", desc, (double)p->clip);
     }
-    if (p->kind == RLX_RNN_LSTM) p->input_forget = rlx_param_int(n, "input_forget") != 0;
-    if (p->kind == RLX_RNN_GRU) p->linear_before_reset = rlx_param_int(n, "linear_before_reset") != 0;
+    if (p->kind == RLX_RNN_LSTM) p->input_forget = rlx_param_int(n, RLX_A_input_forget) != 0;
+    if (p->kind == RLX_RNN_GRU) p->linear_before_reset = rlx_param_int(n, RLX_A_linear_before_reset) != 0;
 
     /* activations: defaults, or the attribute (n_acts per direction) */
     static const char *const defaults[3][3] = { { "Tanh" }, { "Sigmoid", "Tanh" }, { "Sigmoid", "Tanh", "Tanh" } };
     const char *names[6];
     size_t n_names = 0;
-    const rlx_node_attr *a = rlx_node_attr_find(n, "activations");
+    const rlx_node_attr *a = rlx_param(n, RLX_A_activations);
     if (a && a->type == RLX_ATTR_STRINGS && a->n > 0) {
         if (a->n != (size_t)(p->n_acts * p->num_dirs) && a->n != (size_t)p->n_acts)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %zu activations given, expected %d (%d per direction)", desc,
@@ -67,8 +67,8 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
         n_names = (size_t)p->n_acts;
     }
     size_t n_alpha = 0, n_beta = 0, ia = 0, ib = 0;
-    const float *alphas = rlx_param_floats(n, "activation_alpha", &n_alpha);
-    const float *betas = rlx_param_floats(n, "activation_beta", &n_beta);
+    const float *alphas = rlx_param_floats(n, RLX_A_activation_alpha, &n_alpha);
+    const float *betas = rlx_param_floats(n, RLX_A_activation_beta, &n_beta);
     for (int d = 0; d < p->num_dirs; d++)
         for (int j = 0; j < p->n_acts; j++) {
             /* one list for both directions: the second direction reuses it */

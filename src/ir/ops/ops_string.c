@@ -19,7 +19,7 @@ static rlx_status infer_string_normalizer(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (x->dtype != RLX_DTYPE_STRING)
         return rlx_ictx_fail(c, "input must be a string tensor, got %s", rlx_dtype_name(x->dtype));
-    const char *act = rlx_param_str(c->n, "case_change_action");
+    const char *act = rlx_param_str(c->n, RLX_A_case_change_action);
     if (strcmp(act, "LOWER") != 0 && strcmp(act, "UPPER") != 0 && strcmp(act, "NONE") != 0)
         return rlx_ictx_fail(c, "case_change_action must be LOWER, UPPER or NONE, got '%s'", act);
     if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_STRING);

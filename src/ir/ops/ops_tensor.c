@@ -158,7 +158,7 @@ static rlx_status fail_st(const rlx_infer_ctx *c, rlx_status st, const char *fmt
  * the same input dim copied by a 0). */
 static rlx_status infer_reshape(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *sv = rlx_ictx_in(c, 1);
-    bool allowzero = c->n->version >= 14 && rlx_param_int(c->n, "allowzero") != 0;
+    bool allowzero = c->n->version >= 14 && rlx_param_int(c->n, RLX_A_allowzero) != 0;
     int64_t sh[RLX_MAX_RANK];
     size_t r = 0;
     bool known;
@@ -244,7 +244,7 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
 /* Flatten-1/9/11/13/21: axis in [-r, r] (negative from 11), output 2-D. */
 static rlx_status infer_flatten(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     shp o;
     shp_dyn(&o, 2);
     if (x->rank >= 0) {
@@ -261,7 +261,7 @@ static rlx_status infer_flatten(rlx_infer_ctx *c) {
 static rlx_status infer_transpose(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     size_t np;
-    const int64_t *perm = rlx_param_ints(c->n, "perm", &np);
+    const int64_t *perm = rlx_param_ints(c->n, RLX_A_perm, &np);
     shp o;
     if (x->rank < 0) {
         if (perm && np > RLX_MAX_RANK) return fail_rank(c, (int64_t)np);
@@ -283,7 +283,7 @@ static rlx_status squeeze_axes(rlx_infer_ctx *c, int64_t *axes, size_t *n, bool 
     *n = 0;
     if (c->n->version < 13) {
         size_t cnt;
-        const int64_t *a = rlx_param_ints(c->n, "axes", &cnt);
+        const int64_t *a = rlx_param_ints(c->n, RLX_A_axes, &cnt);
         *have = *known = a != NULL;
         if (!a) return RLX_OK;
         if (cnt > 2 * RLX_MAX_RANK) return rlx_ictx_fail(c, "%zu axes", cnt);
@@ -382,7 +382,7 @@ static rlx_status infer_concat(rlx_infer_ctx *c) {
     const rlx_value *first = rlx_ictx_in(c, 0);
     shp o;
     if (!x0) return out_dyn(c, first->dtype, -1);
-    const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
+    const rlx_node_attr *aa = rlx_param(c->n, RLX_A_axis);
     if (!aa) return rlx_ictx_fail(c, "attribute 'axis' is required");
     int ax;
     RLX_TRY(rlx_ictx_axis(c, aa->i, x0->rank, &ax));
@@ -430,7 +430,7 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
         return RLX_OK;
     }
     int ax;
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     RLX_TRY(rlx_ictx_axis(c, axis, x->rank, &ax));
     /* sizes for every output and room for every value of a constant split
      * input, from the graph (inference runs at compile time) */
@@ -444,7 +444,7 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
     bool split_dyn = false;
     rlx_status st = RLX_OK;
     if (c->n->version < 13) {
-        split = rlx_param_ints(c->n, "split", &ns);
+        split = rlx_param_ints(c->n, RLX_A_split, &ns);
     } else if (sv) {
         bool known = false;
         st = need_index(c, 1, "split");
@@ -499,7 +499,7 @@ static rlx_status infer_gather(rlx_infer_ctx *c) {
     RLX_TRY(need_index(c, 1, "indices"));
     shp o;
     if (x->rank < 0 || idx->rank < 0) return out_dyn(c, x->dtype, -1);
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     int ax;
     if (x->rank == 0) return rlx_ictx_fail(c, "data must have rank >= 1");
     RLX_TRY(rlx_ictx_axis(c, axis, x->rank, &ax));
@@ -531,7 +531,7 @@ static rlx_status infer_gather_elements(rlx_infer_ctx *c) {
         if (x->rank != idx->rank)
             return rlx_ictx_fail(c, "indices have rank %d, data has rank %d", idx->rank, x->rank);
         int ax;
-        int64_t axis = rlx_param_int(c->n, "axis");
+        int64_t axis = rlx_param_int(c->n, RLX_A_axis);
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
         RLX_TRY(check_elements_dims(c, x, idx, ax));
@@ -544,7 +544,7 @@ static rlx_status infer_gather_elements(rlx_infer_ctx *c) {
 static rlx_status infer_gather_nd(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *idx = rlx_ictx_in(c, 1);
     if (idx->dtype != RLX_DTYPE_I64) return rlx_ictx_fail(c, "indices must be i64, got %s", rlx_dtype_name(idx->dtype));
-    int64_t b = c->n->version >= 12 ? rlx_param_int(c->n, "batch_dims") : 0;
+    int64_t b = c->n->version >= 12 ? rlx_param_int(c->n, RLX_A_batch_dims) : 0;
     shp o;
     if (idx->rank == 0) return rlx_ictx_fail(c, "indices must have rank >= 1, got a scalar");
     if (x->rank == 0) return rlx_ictx_fail(c, "data must have rank >= 1, got a scalar");
@@ -572,7 +572,7 @@ static rlx_status infer_gather_nd(rlx_infer_ctx *c) {
 /* reduction attribute of ScatterElements / ScatterND: none (11), add and
  * mul (16), max and min (18). */
 static rlx_status check_reduction(rlx_infer_ctx *c) {
-    const char *r = rlx_param_str(c->n, "reduction");
+    const char *r = rlx_param_str(c->n, RLX_A_reduction);
     int v = c->n->version;
     if (strcmp(r, "none") == 0) return RLX_OK;
     if ((strcmp(r, "add") == 0 || strcmp(r, "mul") == 0) && v >= 16) return RLX_OK;
@@ -597,7 +597,7 @@ static rlx_status infer_scatter_elements(rlx_infer_ctx *c) {
     if (x->rank >= 0 && idx->rank >= 0) {
         if (x->rank != idx->rank) return rlx_ictx_fail(c, "indices have rank %d, data has rank %d", idx->rank, x->rank);
         int ax;
-        int64_t axis = rlx_param_int(c->n, "axis");
+        int64_t axis = rlx_param_int(c->n, RLX_A_axis);
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
         RLX_TRY(check_elements_dims(c, x, idx, ax));
@@ -644,11 +644,11 @@ static rlx_status infer_slice(rlx_infer_ctx *c) {
     const size_t cap = 2 * RLX_MAX_RANK;
     if (c->n->version < 10) {
         const int64_t *p;
-        if (!(p = rlx_param_ints(c->n, "starts", &ns)) || ns > cap) return rlx_ictx_fail(c, "attribute 'starts' is missing or too long");
+        if (!(p = rlx_param_ints(c->n, RLX_A_starts, &ns)) || ns > cap) return rlx_ictx_fail(c, "attribute 'starts' is missing or too long");
         memcpy(st, p, ns * sizeof *p);
-        if (!(p = rlx_param_ints(c->n, "ends", &ne)) || ne > cap) return rlx_ictx_fail(c, "attribute 'ends' is missing or too long");
+        if (!(p = rlx_param_ints(c->n, RLX_A_ends, &ne)) || ne > cap) return rlx_ictx_fail(c, "attribute 'ends' is missing or too long");
         memcpy(en, p, ne * sizeof *p);
-        p = rlx_param_ints(c->n, "axes", &na);
+        p = rlx_param_ints(c->n, RLX_A_axes, &na);
         have_axes = p != NULL;
         if (na > cap) return rlx_ictx_fail(c, "attribute 'axes' is too long");
         if (p) memcpy(ax, p, na * sizeof *p);
@@ -706,7 +706,7 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
     size_t np = 0, na = 0;
     bool kp = true, ka = true, have_axes = false;
     if (c->n->version < 11) {
-        const int64_t *p = rlx_param_ints(c->n, "pads", &np);
+        const int64_t *p = rlx_param_ints(c->n, RLX_A_pads, &np);
         if (!p) return rlx_ictx_fail(c, "attribute 'pads' is required");
         if (np > 4 * RLX_MAX_RANK) return rlx_ictx_fail(c, "pads has %zu values", np);
         memcpy(pads, p, np * sizeof *p);
@@ -750,7 +750,7 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
         int64_t kept = d + (b[a] < 0 ? b[a] : 0) + (e[a] < 0 ? e[a] : 0);
         if (mode != RLX_PAD_CONSTANT && kept <= 0 && (b[a] > 0 || e[a] > 0))
             return rlx_ictx_fail(c, "axis %d has no elements to pad from in mode %s", a,
-                                 rlx_param_str(c->n, "mode"));
+                                 rlx_param_str(c->n, RLX_A_mode));
         o.d[a] = d + b[a] + e[a];
     }
     return set_out_shp(c, 0, x->dtype, &o);
@@ -794,7 +794,7 @@ static rlx_status infer_constant(rlx_infer_ctx *c) {
 
 /* ConstantOfShape-9/20/21: value (one-element tensor, default f32 0). */
 static rlx_status infer_constant_of_shape(rlx_infer_ctx *c) {
-    const rlx_node_attr *va = rlx_node_attr_find(c->n, "value");
+    const rlx_node_attr *va = rlx_param(c->n, RLX_A_value);
     rlx_dtype dt = RLX_DTYPE_F32;
     if (va) {
         if (!va->t || rlx_tensor_numel(va->t) != 1)
@@ -919,7 +919,7 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
     int r = idx->rank + 1;
     if (r > RLX_MAX_RANK) return fail_rank(c, r);
     int ax;
-    int64_t axis = rlx_param_int(c->n, "axis");
+    int64_t axis = rlx_param_int(c->n, RLX_A_axis);
     RLX_TRY(rlx_ictx_axis(c, axis, r, &ax));
     /* depth: a scalar or a 1-D tensor of one value */
     RLX_TRY(rlx_ictx_operand_rank(c, 1, "depth", RLX_RANK_0D_1D));
@@ -977,7 +977,7 @@ static rlx_status infer_cumsum(rlx_infer_ctx *c) {
 static rlx_status infer_eye_like(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (x->rank >= 0 && x->rank != 2) return rlx_ictx_fail(c, "input must be 2-D, got rank %d", x->rank);
-    const rlx_node_attr *dta = rlx_param(c->n, "dtype");
+    const rlx_node_attr *dta = rlx_param(c->n, RLX_A_dtype);
     rlx_dtype dt = dta ? (rlx_dtype)dta->i : x->dtype;
     if (!rlx_dtype_size(dt) || dt == RLX_DTYPE_STRING)
         return fail_st(c, RLX_ERR_UNSUPPORTED, "dtype %d is not supported", (int)dt);
@@ -997,7 +997,7 @@ static rlx_status infer_nonzero(rlx_infer_ctx *c) {
  * inverse_indices, counts; sizes depend on the data. */
 static rlx_status infer_unique(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
+    const rlx_node_attr *aa = rlx_param(c->n, RLX_A_axis);
     int64_t dyn = RLX_DIM_DYN, inv = RLX_DIM_DYN;
     shp o;
     if (aa && x->rank >= 0) {
@@ -1025,7 +1025,7 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *cond = rlx_ictx_in(c, 1);
     if (cond->dtype != RLX_DTYPE_BOOL) return rlx_ictx_fail(c, "condition must be bool, got %s", rlx_dtype_name(cond->dtype));
     if (cond->rank >= 0 && cond->rank != 1) return rlx_ictx_fail(c, "condition must be 1-D");
-    const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
+    const rlx_node_attr *aa = rlx_param(c->n, RLX_A_axis);
     int ax = -1;
     shp o;
     if (aa) {
@@ -1059,10 +1059,10 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
 /* DepthToSpace-1/11/13 (mode DCR/CRD from 11), SpaceToDepth-1/13: NCHW. */
 static rlx_status infer_depth_space(rlx_infer_ctx *c, bool to_space) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    int64_t b = rlx_param_int(c->n, "blocksize");
+    int64_t b = rlx_param_int(c->n, RLX_A_blocksize);
     if (b < 1 || b > (1 << 20)) return rlx_ictx_fail(c, "blocksize %lld is outside [1, 1048576]", (long long)b);
     if (to_space && c->n->version >= 11) {
-        const char *m = rlx_param_str(c->n, "mode");
+        const char *m = rlx_param_str(c->n, RLX_A_mode);
         if (strcmp(m, "DCR") != 0 && strcmp(m, "CRD") != 0) return rlx_ictx_fail(c, "mode '%s' is not DCR or CRD", m);
     }
     shp o;
@@ -1097,7 +1097,7 @@ static rlx_status infer_space_to_depth(rlx_infer_ctx *c) { return infer_depth_sp
 /* ReverseSequence-10: [batch, time, ...] or [time, batch, ...]. */
 static rlx_status infer_reverse_sequence(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *len = rlx_ictx_in(c, 1);
-    int64_t ba = rlx_param_int(c->n, "batch_axis"), ta = rlx_param_int(c->n, "time_axis");
+    int64_t ba = rlx_param_int(c->n, RLX_A_batch_axis), ta = rlx_param_int(c->n, RLX_A_time_axis);
     if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
         return rlx_ictx_fail(c, "batch_axis %lld and time_axis %lld must be 0 and 1 in some order", (long long)ba,
                              (long long)ta);
@@ -1118,7 +1118,7 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
     int64_t k = RLX_DIM_DYN;
     bool known = false;
     if (c->n->version < 10) {
-        const rlx_node_attr *ka = rlx_node_attr_find(c->n, "k");
+        const rlx_node_attr *ka = rlx_param(c->n, RLX_A_k);
         if (!ka) return rlx_ictx_fail(c, "attribute 'k' is required");
         k = ka->i;
         known = true;
@@ -1139,7 +1139,7 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
         shp_dyn(&o, -1);
     } else {
         int ax;
-        int64_t axis = rlx_param_int(c->n, "axis");
+        int64_t axis = rlx_param_int(c->n, RLX_A_axis);
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
         if (known && x->dims[ax] >= 0 && k > x->dims[ax])

@@ -8,7 +8,7 @@
 /* ------------------------------------------------------------ Softmax */
 
 int64_t rlx_softmax_axis(const rlx_node *n) {
-    const rlx_node_attr *a = rlx_param(n, "axis");
+    const rlx_node_attr *a = rlx_param(n, RLX_A_axis);
     return a ? a->i : n->version >= 13 ? -1 : 1;
 }
 
@@ -40,11 +40,11 @@ rlx_status rlx_reduce_resolve(const rlx_node *n, int rank, const int64_t *axes, 
                               rlx_reduce_spec *out) {
     memset(out, 0, sizeof *out);
     out->rank = rank;
-    out->keepdims = rlx_param_int(n, "keepdims") != 0;
+    out->keepdims = rlx_param_int(n, RLX_A_keepdims) != 0;
     if (rank < 0 || rank > RLX_MAX_RANK)
         return rlx_fail(RLX_ERR_INTERNAL, "%s: reduction of an input of rank %d", rlx_node_desc(n), rank);
     if (n_axes == 0) {
-        bool noop = rlx_reduce_axes_are_input(n) && rlx_param_int(n, "noop_with_empty_axes") != 0;
+        bool noop = rlx_reduce_axes_are_input(n) && rlx_param_int(n, RLX_A_noop_with_empty_axes) != 0;
         if (!noop) {
             for (int i = 0; i < rank; i++) out->axis[i] = true;
             out->n_axes = rank;
@@ -57,7 +57,7 @@ rlx_status rlx_reduce_resolve(const rlx_node *n, int rank, const int64_t *axes, 
 rlx_status rlx_mvn_resolve(const rlx_node *n, int rank, rlx_status status, rlx_reduce_spec *out) {
     static const int64_t def_axes[3] = { 0, 2, 3 };
     size_t na;
-    const int64_t *axes = rlx_param_ints(n, "axes", &na);
+    const int64_t *axes = rlx_param_ints(n, RLX_A_axes, &na);
     if (!axes) axes = def_axes, na = 3;
     memset(out, 0, sizeof *out);
     out->rank = rank;
@@ -166,7 +166,7 @@ static bool merge_extent(int64_t *ext, int32_t *sym, int64_t d, int32_t s, bool 
 rlx_status rlx_einsum_resolve(const rlx_node *n, int n_in, const int *ranks, const int64_t *const *dims,
                               const int32_t *const *syms, rlx_status status, rlx_einsum *out) {
     memset(out, 0, sizeof *out);
-    const char *eq_attr = rlx_param_str(n, "equation");
+    const char *eq_attr = rlx_param_str(n, RLX_A_equation);
     if (!eq_attr) return rlx_fail(status, "%s: attribute 'equation' is missing or not a string", rlx_node_desc(n));
     if (n_in < 1 || n_in > RLX_EINSUM_MAX_INPUTS)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: Einsum with %d operands (supported: 1 to %d)", rlx_node_desc(n),

@@ -35,7 +35,7 @@ rlx_status rlx_resize_attrs_read(const rlx_node *n, int rank, rlx_resize_attrs *
     static const name_val modes[] = { { "nearest", RLX_RESIZE_NEAREST, 0 },
                                       { "linear", RLX_RESIZE_LINEAR, 0 },
                                       { "cubic", RLX_RESIZE_CUBIC, 11 } };
-    const char *s = rlx_param_str(n, "mode");
+    const char *s = rlx_param_str(n, RLX_A_mode);
     int val;
     if (!lookup(modes, RLX_ARRAY_LEN(modes), s, a->upsample ? 10 : v, &val))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown mode '%s'", desc, s);
@@ -51,7 +51,7 @@ rlx_status rlx_resize_attrs_read(const rlx_node *n, int rank, rlx_resize_attrs *
         { "asymmetric", RLX_COORD_ASYMMETRIC, 11 },
         { "tf_crop_and_resize", RLX_COORD_TF_CROP_AND_RESIZE, 11 },
     };
-    s = rlx_param_str(n, "coordinate_transformation_mode");
+    s = rlx_param_str(n, RLX_A_coordinate_transformation_mode);
     if (v == 11 && strcmp(s, "tf_half_pixel_for_nn") == 0) {
         val = RLX_COORD_TF_HALF_PIXEL_FOR_NN;
     } else if (!lookup(coords, RLX_ARRAY_LEN(coords), s, v, &val)) {
@@ -63,28 +63,28 @@ rlx_status rlx_resize_attrs_read(const rlx_node *n, int rank, rlx_resize_attrs *
                                         { "round_prefer_ceil", RLX_NEAREST_ROUND_PREFER_CEIL, 11 },
                                         { "floor", RLX_NEAREST_FLOOR, 11 },
                                         { "ceil", RLX_NEAREST_CEIL, 11 } };
-    s = rlx_param_str(n, "nearest_mode");
+    s = rlx_param_str(n, RLX_A_nearest_mode);
     if (!lookup(nearest, RLX_ARRAY_LEN(nearest), s, v, &val))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown nearest_mode '%s'", desc, s);
     a->nearest = (rlx_resize_nearest)val;
-    a->cubic_a = rlx_param_float(n, "cubic_coeff_a");
-    a->exclude_outside = rlx_param_int(n, "exclude_outside") != 0;
-    a->extrapolation_value = rlx_param_float(n, "extrapolation_value");
+    a->cubic_a = rlx_param_float(n, RLX_A_cubic_coeff_a);
+    a->exclude_outside = rlx_param_int(n, RLX_A_exclude_outside) != 0;
+    a->extrapolation_value = rlx_param_float(n, RLX_A_extrapolation_value);
     if (v < 18) return RLX_OK;
 
     /* Resize-18 and later */
-    a->antialias = rlx_param_int(n, "antialias") != 0;
+    a->antialias = rlx_param_int(n, RLX_A_antialias) != 0;
     if (a->antialias && a->mode == RLX_RESIZE_NEAREST)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: antialias applies to modes linear and cubic, not nearest", desc);
     static const name_val policies[] = { { "stretch", RLX_KEEP_STRETCH, 18 },
                                          { "not_larger", RLX_KEEP_NOT_LARGER, 18 },
                                          { "not_smaller", RLX_KEEP_NOT_SMALLER, 18 } };
-    s = rlx_param_str(n, "keep_aspect_ratio_policy");
+    s = rlx_param_str(n, RLX_A_keep_aspect_ratio_policy);
     if (!lookup(policies, RLX_ARRAY_LEN(policies), s, v, &val))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown keep_aspect_ratio_policy '%s'", desc, s);
     a->policy = (rlx_resize_policy)val;
     size_t na;
-    const int64_t *axes = rlx_param_ints(n, "axes", &na);
+    const int64_t *axes = rlx_param_ints(n, RLX_A_axes, &na);
     if (axes) {
         if (na == 0 || na > RLX_MAX_RANK || (rank >= 0 && na > (size_t)rank))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: axes has %zu values for an input of rank %d", desc, na, rank);

@@ -88,7 +88,7 @@ rlx_status rlx_pad_resolve(const rlx_node *n, int rank, const int64_t *pads, siz
 }
 
 rlx_status rlx_pad_mode_of(const rlx_node *n, rlx_pad_mode *mode) {
-    const char *m = rlx_param_str(n, "mode");
+    const char *m = rlx_param_str(n, RLX_A_mode);
     if (strcmp(m, "constant") == 0) *mode = RLX_PAD_CONSTANT;
     else if (strcmp(m, "reflect") == 0) *mode = RLX_PAD_REFLECT;
     else if (strcmp(m, "edge") == 0) *mode = RLX_PAD_EDGE;
@@ -101,7 +101,7 @@ rlx_status rlx_pad_mode_of(const rlx_node *n, rlx_pad_mode *mode) {
 
 rlx_status rlx_split_sizes(const rlx_node *n, int64_t dim, const int64_t *split, size_t n_split, int n_out,
                            int64_t *sizes) {
-    const rlx_node_attr *num = n->version >= 18 ? rlx_node_attr_find(n, "num_outputs") : NULL;
+    const rlx_node_attr *num = n->version >= 18 ? rlx_param(n, RLX_A_num_outputs) : NULL;
     if (num && split)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: give either the split input or num_outputs, not both",
                         rlx_node_desc(n));
@@ -148,8 +148,8 @@ rlx_status rlx_split_sizes(const rlx_node *n, int64_t dim, const int64_t *split,
 void rlx_shape_range(const rlx_node *n, int rank, int *s, int *e) {
     int64_t a = 0, b = rank;
     if (n->version >= 15) {
-        a = rlx_param_int(n, "start");
-        if (rlx_param_given(n, "end")) b = rlx_param_int(n, "end"); /* default: the rank */
+        a = rlx_param_int(n, RLX_A_start);
+        if (rlx_param_given(n, RLX_A_end)) b = rlx_param_int(n, RLX_A_end); /* default: the rank */
     }
     if (a < 0) a += rank;
     if (b < 0) b += rank;
@@ -162,7 +162,7 @@ void rlx_shape_range(const rlx_node *n, int rank, int *s, int *e) {
 
 rlx_status rlx_transpose_perm(const rlx_node *n, int rank, int64_t *perm) {
     size_t np;
-    const int64_t *p = rlx_param_ints(n, "perm", &np);
+    const int64_t *p = rlx_param_ints(n, RLX_A_perm, &np);
     if (p && np != (size_t)rank)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: perm has %zu entries for an input of rank %d", rlx_node_desc(n), np,
                         rank);
