@@ -794,6 +794,9 @@ rlx_status rlx_node_resolve_params(rlx_node *n) {
     free(n->params);
     n->params = NULL;
     n->params_given = 0;
+    n->act_fn = (int)rlx_attr_int(n, "_rlx_act", 0);
+    n->act_alpha = rlx_attr_float(n, "_rlx_act_alpha", 0.0f);
+    n->act_beta = rlx_attr_float(n, "_rlx_act_beta", 0.0f);
     if (!cnt) return RLX_OK;
     n->params = calloc((size_t)cnt, sizeof *n->params);
     if (!n->params) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (parameters)", rlx_node_desc(n));

@@ -83,6 +83,13 @@ typedef struct rlx_node {
     /* Bit k: slot k was given on the node (in attrs), not defaulted
      * (rlx_param_given); set with params. */
     uint32_t params_given;
+    /* The fused activation epilogue of a Conv, ConvTranspose, Gemm or
+     * MatMul (ir/ops/act.h): the internal attributes _rlx_act,
+     * _rlx_act_alpha and _rlx_act_beta, resolved with params (an
+     * rlx_ew_fn code, 0 = RLX_EW_COPY: none; its two parameters), so
+     * that kernels read no attribute names when they run (rlx_node_act). */
+    int act_fn;
+    float act_alpha, act_beta;
     bool dead; /* removed by a pass; compacted away by rlx_graph_compact */
     /* 1 + the index in the graph's `sources` of the node of the model file
      * that the import expanded into this one (a com.microsoft contrib op);

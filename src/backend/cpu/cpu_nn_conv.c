@@ -247,19 +247,13 @@ static rlx_status conv_residual(rlx_cpu_kctx *k) {
     bool done;
     RLX_TRY(conv_run(k, false, &done));
     if (done) return RLX_OK;
-    rlx_node plain = *k->n;
-    rlx_node_attr *attrs = malloc(((size_t)k->n->n_attrs + 1) * sizeof *attrs);
-    if (!attrs) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    plain.n_attrs = 0;
-    for (int i = 0; i < k->n->n_attrs; i++) /* shallow copies, borrowed from k->n */
-        if (!k->n->attrs[i].name || strncmp(k->n->attrs[i].name, "_rlx_act", 8) != 0) attrs[plain.n_attrs++] = k->n->attrs[i];
-    plain.attrs = attrs;
+    rlx_node plain = *k->n; /* the Conv alone: no residual, no activation */
+    plain.act_fn = 0;
+    plain.act_alpha = plain.act_beta = 0.0f;
     plain.n_in = 3;
     rlx_cpu_kctx pk = *k;
     pk.n = &plain;
-    rlx_status st = conv_paths(&pk);
-    free(attrs);
-    if (st) return st;
+    RLX_TRY(conv_paths(&pk));
     float *yp = y->data;
     const float *rp = r->data;
     size_t n = rlx_tensor_numel(y);

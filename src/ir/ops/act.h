@@ -53,12 +53,13 @@ static inline const rlx_value *rlx_node_residual(const rlx_graph *g, const rlx_n
     return n->n_in > 3 ? rlx_node_input(g, n, 3) : NULL;
 }
 
-/* The fused activation of a node (RLX_ACT_NONE when there is none). */
+/* The fused activation of a node (RLX_ACT_NONE when there is none), as
+ * rlx_node_resolve_params resolved it from the attributes above. */
 static inline rlx_act rlx_node_act(const rlx_node *n) {
     rlx_act a;
-    a.kind = (rlx_ew_fn)rlx_attr_int(n, "_rlx_act", RLX_ACT_NONE);
-    a.alpha = rlx_attr_float(n, "_rlx_act_alpha", 0.0f);
-    a.beta = rlx_attr_float(n, "_rlx_act_beta", 0.0f);
+    a.kind = (rlx_ew_fn)n->act_fn;
+    a.alpha = n->act_alpha;
+    a.beta = n->act_beta;
     return a;
 }
 
