@@ -975,8 +975,8 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
       {
         echo "poolcost: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
         for t in ${POOLCOST_THREADS:-16 8 2}; do
-          RLX_NUM_THREADS=$t timeout 100 "$D/bin/pool_cost" 300 $POOLCOST_SHAPES 2>&1
-          RLX_NUM_THREADS=$t RLX_POOL_SPIN_US=1000 timeout 100 "$D/bin/pool_cost" 300 $POOLCOST_SHAPES 2>&1 | sed 's/^/spin1000 /'
+          RLX_NUM_THREADS=$t timeout 100 "$D/bin/pool_cost" 300 ${POOLCOST_SHAPES:-} 2>&1
+          RLX_NUM_THREADS=$t RLX_POOL_SPIN_US=1000 timeout 100 "$D/bin/pool_cost" 300 ${POOLCOST_SHAPES:-} 2>&1 | sed 's/^/spin1000 /'
         done
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
       } 2>&1 | tee "$OUT/poolcost.txt"
