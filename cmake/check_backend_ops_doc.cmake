@@ -6,6 +6,7 @@
 #              -DOUT=build/backend-ops-table.md -P check_backend_ops_doc.cmake
 # Writes the generated table to OUT; fails, showing the difference and how
 # to update the page, when they differ or when the harness's listing fails.
+include("${CMAKE_CURRENT_LIST_DIR}/doc_diff.cmake")
 execute_process(COMMAND "${BO}" --list --count
                 OUTPUT_VARIABLE generated ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -24,16 +25,7 @@ math(EXPR len "${total} - ${start} + ${eol} + 1")
 string(SUBSTRING "${doc}" ${start} ${len} committed)
 if(NOT generated STREQUAL committed)
   file(WRITE "${OUT}.committed" "${committed}")
-  set(shown "")
-  find_program(DIFF diff)
-  if(DIFF)
-    execute_process(COMMAND "${DIFF}" -u "${OUT}.committed" "${OUT}" OUTPUT_VARIABLE shown)
-    string(LENGTH "${shown}" n)
-    if(n GREATER 4000)
-      string(SUBSTRING "${shown}" 0 4000 shown)
-      string(APPEND shown "\n[...]\n")
-    endif()
-  endif()
+  rlx_doc_diff("${OUT}.committed" "${OUT}" shown)
   message(FATAL_ERROR "the case table of docs/backend-ops.md is stale: it differs from "
                       "'test_backend_ops --list --count' (written to ${OUT}).\n${shown}"
                       "Replace the table with that output and commit it.")

@@ -7,6 +7,7 @@
 # lowering tables). With README, also fails when README's op counts ("N ops
 # of the default ONNX domain", "lowerings for M of the N ops") differ from
 # the summary line of `rlx ops`.
+include("${CMAKE_CURRENT_LIST_DIR}/doc_diff.cmake")
 execute_process(COMMAND "${RLX}" ops --markdown
                 OUTPUT_VARIABLE generated ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -18,16 +19,7 @@ if(NOT EXISTS "${DOC}")
 endif()
 file(READ "${DOC}" committed)
 if(NOT generated STREQUAL committed)
-  set(shown "")
-  find_program(DIFF diff)
-  if(DIFF)
-    execute_process(COMMAND "${DIFF}" -u "${DOC}" "${OUT}" OUTPUT_VARIABLE shown)
-    string(LENGTH "${shown}" len)
-    if(len GREATER 4000)
-      string(SUBSTRING "${shown}" 0 4000 shown)
-      string(APPEND shown "\n[...]\n")
-    endif()
-  endif()
+  rlx_doc_diff("${DOC}" "${OUT}" shown)
   message(FATAL_ERROR "docs/ops.md is stale: it differs from 'rlx ops --markdown' (written to ${OUT}).\n"
                       "${shown}"
                       "Regenerate it with 'build/rlx ops --markdown > docs/ops.md' and commit it.")
