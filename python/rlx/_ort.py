@@ -519,6 +519,16 @@ class RunOptions:
         _check(_load().rlx_run_options_set_terminate(self._h, self._terminate))
 
 
+def _file_identity(path):
+    """(device, inode, size, modification time) of a file, None when it is
+    gone: what tells that a model file was replaced or rewritten."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class InferenceSession:
     """onnxruntime.InferenceSession's common calls over an rlx session.
 
@@ -558,6 +568,11 @@ class InferenceSession:
             raise TypeError(_model_arg_error("InferenceSession", path_or_bytes))
         self._model_dropped = False
         self._rlx_model = self._load_model()
+        if self._model_path is not None:
+            # reloads (.rlx_model, set_providers) read the same file from any
+            # working folder, and refuse it once it has changed
+            self._model_path = os.path.abspath(self._model_path)
+            self._model_stat = _file_identity(self._model_path)
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._create(providers, provider_options)
         self._meta, declared = self._read_fields()
@@ -574,8 +589,14 @@ class InferenceSession:
         # a model given as bytes reads its external data from the current
         # folder, as onnxruntime does (base_dir ""); rlx.Model's default
         # refuses it
-        return (Model(self._model_bytes, base_dir="") if self._model_bytes is not None
-                else Model(self._model_path))
+        if self._model_bytes is not None:
+            return Model(self._model_bytes, base_dir="")
+        known = getattr(self, "_model_stat", None)
+        if known is not None and _file_identity(self._model_path) != known:
+            raise Error("RLX_ERR_IO", f"'{self._model_path}' changed since this InferenceSession loaded it (it "
+                                      "loads the model again for .rlx_model and set_providers): create a new "
+                                      "InferenceSession")
+        return Model(self._model_path)
 
     def _drop_model(self) -> None:
         """Releases this object's model handle: the session is then the

@@ -10,6 +10,7 @@ sanitizers (ASan cannot be loaded into an uninstrumented Python)."""
 import ctypes
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -340,6 +341,27 @@ with rlx.InferenceSession(path) as ic:
     ic.set_providers(["CPUExecutionProvider"])
     C.check(not taken.closed, "set_providers closed the model the caller took")
 C.check(ic.closed and ic.rlx_session.closed and ic.rlx_model.closed, "an InferenceSession after its with block")
+# reloads read the file the session loaded, from any working folder, and
+# refuse it once it was rewritten (the session keeps running)
+moved = os.path.join(tempfile.mkdtemp(prefix="rlx_reload_"), "m.onnx")
+shutil.copyfile(path, moved)
+here = os.getcwd()
+os.chdir(os.path.dirname(moved))
+ir = rlx.InferenceSession("m.onnx")
+os.chdir(here)
+C.check(ir.rlx_model.inputs[0]["name"] == ir.get_inputs()[0].name, ".rlx_model from another working folder")
+ir2 = rlx.InferenceSession(moved)
+r0 = ir2.run(None, feeds)
+st = os.stat(moved)
+os.utime(moved, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+try:
+    ir2.set_providers(["CPUExecutionProvider"])
+    C.check(False, "set_providers loaded a model file that changed")
+except rlx.Error as e:
+    C.check("changed since this InferenceSession loaded it" in str(e), f"the changed-file message: {e}")
+r1 = ir2.run(None, feeds)
+C.check(all(np.array_equal(a, b) for a, b in zip(r0, r1)), "the session after a refused reload")
+ir.close(), ir2.close()
 ic.close()
 for label, fn in (("run", lambda: ic.run(None, feeds)), ("get_inputs", ic.get_inputs), ("get_outputs", ic.get_outputs),
                   ("get_overridable_initializers", ic.get_overridable_initializers),
