@@ -673,7 +673,11 @@ class InferenceSession:
             return
         sess = getattr(self, "rlx_session", None)
         if sess is not None:
-            sess.close()
+            try:
+                sess.close()
+            except RuntimeError as e:  # name this object's way to stop them
+                raise RuntimeError(str(e).replace("rlx.Session.close()", "rlx.InferenceSession.close()").replace(
+                    "set_terminate(True) stops them", "a RunOptions with terminate = True stops them")) from None
         model = getattr(self, "_rlx_model", None)
         if model is not None:
             model.close()

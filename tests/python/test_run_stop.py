@@ -283,4 +283,35 @@ C.check(not th.is_alive() and getattr(box.get("err"), "status", "") == "RLX_ERR_
 sc.close()
 C.check(sc.closed, "close() after the run stopped")
 
+# the same through an InferenceSession: its refusal names its own way to stop
+# the run (RunOptions.terminate; it has no set_terminate)
+si = rlx.InferenceSession(PATH)
+ro_close = rlx.RunOptions()
+
+
+def long_run_ort():
+    try:
+        si.run(None, feeds(HUGE), ro_close)
+    except rlx.Error as e:
+        box["err2"] = e
+
+
+th = threading.Thread(target=long_run_ort)
+th.start()
+t_wait = time.monotonic()
+while si.rlx_session._runs == 0 and time.monotonic() - t_wait < BOUND_S:
+    time.sleep(0.01)
+try:
+    si.close()
+    C.check(False, "InferenceSession.close() during a run was accepted")
+except RuntimeError as e:
+    C.check("rlx.InferenceSession.close()" in str(e) and "RunOptions" in str(e) and not si.closed,
+            "InferenceSession.close() during a run: %s" % e)
+ro_close.terminate = True
+th.join(BOUND_S)
+C.check(not th.is_alive() and getattr(box.get("err2"), "status", "") == "RLX_ERR_CANCELLED",
+        "the InferenceSession run under a refused close(): %r" % box)
+si.close()
+C.check(si.closed, "InferenceSession.close() after the run stopped")
+
 C.done()
