@@ -1136,6 +1136,9 @@ static void test_split(void) {
         { 11, 0, 3, { 2, 0, 5 }, 1 },  /* split attribute, a zero-size part */
         { 13, 1, 3, { 1, 4, 2 }, -2 }, /* split input, negative axis */
         { 18, 2, 4, { 2, 2, 2, 1 }, 1 }, /* num_outputs, uneven: ceil(7/4) = 2 */
+        { 18, 2, 4, { 1, 1, 1, 0 }, 2 }, /* 3 into 4: the last part empty (the ONNX reference) */
+        { 18, 2, 3, { 1, 1, 0 }, 0 },    /* 2 into 3 */
+        { 18, 2, 3, { 3, 3, 1 }, -2 },   /* 7 into 3 by a negative axis */
         { 13, 3, 1, { 7 }, 1 },        /* one output, the whole axis */
         { 13, 3, 2, { 1, 1 }, 0 },     /* equal parts by the outputs count */
         { 7, 3, 3, { 1, 1, 1 }, 2 },

@@ -137,11 +137,15 @@ rlx_status rlx_split_sizes(const rlx_node *n, int64_t dim, const int64_t *split,
     if (!num)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: an axis of %lld does not split into %d equal parts",
                         rlx_node_desc(n), (long long)dim, n_out);
-    int64_t chunk = dim / n_out + 1, last = dim - chunk * (n_out - 1);
-    if (last < 0)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: an axis of %lld cannot be split into %d parts of %lld",
-                        rlx_node_desc(n), (long long)dim, n_out, (long long)chunk);
-    for (int i = 0; i < n_out; i++) sizes[i] = i == n_out - 1 ? last : chunk;
+    /* Split-18's num_outputs, uneven: parts of ceil(dim / n_out), the last
+     * ones smaller, down to empty (the ONNX reference implementation: 5
+     * into 4 is 2, 2, 1, 0; 1 into 3 is 1, 0, 0). onnxruntime 1.22 refuses
+     * the splits that leave a part empty or more than one part short. */
+    int64_t chunk = dim / n_out + 1;
+    for (int i = 0; i < n_out; i++) {
+        int64_t left = dim - chunk * i;
+        sizes[i] = left <= 0 ? 0 : left < chunk ? left : chunk;
+    }
     return RLX_OK;
 }
 
