@@ -14,25 +14,16 @@
  *   build/tests/pool_cost [ITERS] [MxNxK ...]
  *
  * Internal headers: a benchmark, not a test. */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/parallel.h"
+#include "rlx/inspect.h"
+#include "test.h"
 
-static double wall_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+static double wall_us(void) { return rlx_now_seconds() * 1e6; }
 
 /* the caller alone for us microseconds (the workers' view: no job) */
 static void work_alone(double us) {
@@ -46,7 +37,7 @@ static void empty_chunk(void *ctx, size_t b, size_t e) {
 }
 
 static void report(const char *what, double *t, int n) {
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    qsort(t, (size_t)n, sizeof *t, test_cmp_double);
     printf("%-34s median %8.2f us  min %8.2f us\n", what, t[n / 2], t[0]);
 }
 

@@ -11,32 +11,22 @@
  * OP LSTM, GRU (linear_before_reset 1, as PyTorch exports it) or RNN;
  * DIRECTION forward, reverse or bidirectional. The issue's LSTM:
  * LSTM:bidirectional:21:30:224:224. */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
 #include "ir/graph.h"
+#include "rlx/inspect.h"
 #include "test.h"
 #include "test_node.h"
 
 #define MAX_SETTINGS 8
 
-static double wall_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+static double wall_us(void) { return rlx_now_seconds() * 1e6; }
 
 int main(int argc, char **argv) {
     int iters = argc > 1 ? atoi(argv[1]) : 50;
@@ -95,7 +85,7 @@ int main(int argc, char **argv) {
             }
         for (int v = 0; v < n_set; v++) {
             double *tv = t + (size_t)v * (size_t)iters;
-            qsort(tv, (size_t)iters, sizeof *tv, cmp_double);
+            qsort(tv, (size_t)iters, sizeof *tv, test_cmp_double);
             printf("%s groups %d: median %.1f us, min %.1f us\n", argv[a], settings[v], tv[iters / 2], tv[0]);
             rlx_cpu_sgemm_pack_free(&pk[v]);
         }
