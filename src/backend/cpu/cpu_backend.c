@@ -24,8 +24,10 @@ struct rlx_backend_exe {
     uint64_t released;   /* bytes of the plan's constants freed after packing (release_step) */
     unsigned pack_state; /* rlx_cpu_pack_state() when they were */
     /* the model's constants freed (rlx_program.release_model_consts): value
-     * rel_v[i] of the plan, read through step rel_s[i]'s pack (restore_consts) */
-    int *rel_v, *rel_s;
+     * rel[i].v of the plan, read through step rel[i].s's pack (restore_consts) */
+    struct released_const {
+        int v, s;
+    } *rel;
     size_t n_rel;
     int winograd; /* the compile's cpu config winograd (the probe packs repeat its packing) */
     /* a step's input and output views, as many as the widest node has
@@ -257,13 +259,10 @@ static void release_step(struct rlx_backend_exe *e, release_plan *r, size_t s, c
         if (p->g->values[v].flags & RLX_VALUE_KONST_BORROWED) {
             size_t nd, nw;
             if (!pack_floats(&e->packs[s], &nd, &nw)) continue; /* no plain copy to unpack */
-            int *nv = realloc(e->rel_v, (e->n_rel + 1) * sizeof *nv);
-            if (nv) e->rel_v = nv;
-            int *ns = nv ? realloc(e->rel_s, (e->n_rel + 1) * sizeof *ns) : NULL;
-            if (ns) e->rel_s = ns;
-            if (!nv || !ns) continue; /* kept: no record to restore it from */
-            e->rel_v[e->n_rel] = v, e->rel_s[e->n_rel] = (int)s;
-            e->n_rel++;
+            struct released_const *nr = realloc(e->rel, (e->n_rel + 1) * sizeof *nr);
+            if (!nr) continue; /* kept: no record to restore it from */
+            e->rel = nr;
+            e->rel[e->n_rel++] = (struct released_const){ v, (int)s };
         }
         rlx_free_aligned(t->data);
         t->data = NULL; /* the shape and nbytes stay: reports count the weights */
@@ -291,7 +290,7 @@ static rlx_status cpu_restore_consts(rlx_backend_exe *e) {
     size_t probe_s = 0;
     rlx_status st = RLX_OK;
     for (size_t i = 0; i < e->n_rel && !st; i++) {
-        rlx_tensor *t = e->p->g->values[e->rel_v[i]].konst;
+        rlx_tensor *t = e->p->g->values[e->rel[i].v].konst;
         if (t->data) continue; /* restored from another plan, or never gone */
         float *buf = rlx_alloc_aligned(t->nbytes);
         if (!buf) {
@@ -299,7 +298,7 @@ static rlx_status cpu_restore_consts(rlx_backend_exe *e) {
                           (unsigned long long)t->nbytes);
             break;
         }
-        size_t s = (size_t)e->rel_s[i];
+        size_t s = (size_t)e->rel[i].s;
         const rlx_graph *g = e->p->g;
         bool ok = false;
         for (int attempt = 0; attempt < 2 && !ok && !st; attempt++) {
@@ -326,7 +325,7 @@ static rlx_status cpu_restore_consts(rlx_backend_exe *e) {
             rlx_free_aligned(buf);
             if (!st)
                 st = rlx_fail(RLX_ERR_INTERNAL, "cannot unpack model weight '%s' from its pack",
-                              e->p->g->values[e->rel_v[i]].name);
+                              e->p->g->values[e->rel[i].v].name);
             break;
         }
         t->data = buf;
@@ -469,8 +468,7 @@ static void cpu_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
     for (size_t s = 0; e->packs && s < e->p->n_steps; s++) rlx_cpu_sgemm_pack_free(&e->packs[s]);
     free(e->packs);
-    free(e->rel_v);
-    free(e->rel_s);
+    free(e->rel);
     free(e->io_in);
     free(e->io_out);
     free(e->next_alias);
