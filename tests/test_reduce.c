@@ -1093,8 +1093,29 @@ static void test_errors(void) {
     rlx_attr at1[1] = { RLX_ATTR_IS("axes", 1, bad_axes) };
     CHECK_FAILS(run("ReduceSum", 11, 1, in1, NULL, 1, 1, at1, &out), RLX_ERR_INVALID_MODEL,
                 "node 'node0' (ReduceSum): axes[0] = 3 is out of range");
-    rlx_attr at2[1] = { RLX_ATTR_IS("axes", 2, dup_axes) };
-    CHECK_FAILS(run("ReduceMean", 13, 1, in1, NULL, 1, 1, at2, &out), RLX_ERR_INVALID_MODEL, "given twice");
+    /* an axis given twice counts once, as onnxruntime reads it: the same
+     * bits as the axis once, from the attribute (opset 13) and the input
+     * (opset 18, a constant) */
+    int64_t one_axis[1] = { 1 }, two = 2;
+    rlx_attr at2[1] = { RLX_ATTR_IS("axes", 2, dup_axes) }, at2_once[1] = { RLX_ATTR_IS("axes", 1, one_axis) };
+    rlx_tensor **once = NULL, **dup18 = NULL;
+    CHECK_OK(run("ReduceMean", 13, 1, in1, NULL, 1, 1, at2, &out));
+    CHECK_OK(run("ReduceMean", 13, 1, in1, NULL, 1, 1, at2_once, &once));
+    rlx_tensor *dup_in = test_tensor_i64(1, &two, dup_axes);
+    const rlx_tensor *in_dup[2] = { x, dup_in };
+    int kdup[2] = { 0, 1 };
+    CHECK_OK(run("ReduceMean", 18, 2, in_dup, kdup, 1, 0, NULL, &dup18));
+    if (out && once && dup18) {
+        CHECK(out[0]->rank == 3 && out[0]->dims[1] == 1 && once[0]->dims[1] == 1);
+        CHECK(rlx_tensor_numel(out[0]) == 8 && rlx_tensor_numel(dup18[0]) == 8);
+        CHECK(memcmp(out[0]->data, once[0]->data, 8 * sizeof(float)) == 0);
+        CHECK(memcmp(dup18[0]->data, once[0]->data, 8 * sizeof(float)) == 0);
+    }
+    test_free_outputs(out, 1);
+    test_free_outputs(once, 1);
+    test_free_outputs(dup18, 1);
+    rlx_tensor_destroy(dup_in);
+    out = NULL;
     /* axes out of range in a constant input, and in a run-time input */
     int64_t one = 1;
     rlx_tensor *ax = test_tensor_i64(1, &one, (int64_t[]){ -4 });

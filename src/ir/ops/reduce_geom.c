@@ -20,7 +20,9 @@ bool rlx_reduce_axes_are_input(const rlx_node *n) {
 }
 
 /* Marks axes[0..n_axes) of an input of rank `rank` in out (errors: `status`,
- * naming node n: an axis out of range or given twice). */
+ * naming node n: an axis out of range). An axis given twice (1 and -2 of
+ * rank 3) counts once, as onnxruntime reads it; the ONNX spec is silent
+ * and its numpy reference refuses it. */
 static rlx_status mark_axes(const rlx_node *n, int rank, const int64_t *axes, size_t n_axes, rlx_status status,
                             rlx_reduce_spec *out) {
     for (size_t i = 0; i < n_axes; i++) {
@@ -28,8 +30,7 @@ static rlx_status mark_axes(const rlx_node *n, int rank, const int64_t *axes, si
         if (!rlx_norm_axis(axes[i], rank, &a))
             return rlx_fail(status, "%s: axes[%zu] = %lld is out of range for an input of rank %d (allowed [%d, %d])",
                             rlx_node_desc(n), i, (long long)axes[i], rank, -rank, rank - 1);
-        if (out->axis[a])
-            return rlx_fail(status, "%s: axis %d is given twice in axes", rlx_node_desc(n), a);
+        if (out->axis[a]) continue;
         out->axis[a] = true;
         out->n_axes++;
     }
