@@ -123,6 +123,10 @@
 #                                            # rows lstm,lstm_fwd,gru,lstm_b1) at $CPUROWS_THREADS (default
 #                                            # "16 8"), the bundle against the base (.device/base.tar.xz,
 #                                            # when carried) and onnxruntime, 15 warm-up runs; cpurows.txt
+#   bash bench/device_run.sh rnnwhole        # ~1 min: the recurrent rows' whole models ($RNNWHOLE_MODELS, default
+#                                            # lstm_fwd,lstm_b1) under `rlx bench --profile` (the node's share
+#                                            # of the pass) at $RNNWHOLE_THREADS (default "16 8") and pool spin
+#                                            # settings $RNNWHOLE_SPINS (default "default 0 1000"); rnnwhole.txt
 #   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
@@ -1003,6 +1007,24 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
         done
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
       } 2>&1 | tee "$OUT/cpurows.txt"
+      ;;
+    rnnwhole)
+      {
+        echo "rnnwhole: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        W=/tmp/rlx_cpu_rows
+        "$PY" bench/cpu_rows.py --list --work "$W" --models "${RNNWHOLE_MODELS:-lstm_fwd,lstm_b1}" >/dev/null
+        for m in $(echo "${RNNWHOLE_MODELS:-lstm_fwd,lstm_b1}" | tr , ' '); do
+          for t in ${RNNWHOLE_THREADS:-16 8}; do
+            for s in ${RNNWHOLE_SPINS:-default 0 1000}; do
+              echo "-- $m threads $t spin $s"
+              env RLX_NUM_THREADS=$t $([ "$s" = default ] || echo RLX_POOL_SPIN_US=$s) timeout 60 "$RLX" bench "$W/$m.onnx" \
+                --device cpu --input "x=$W/${m}_x.npy" --iters 50 --warmup 15 --profile "/tmp/rnnwhole.json" 2>&1 |
+                grep -E "forward pass|profile|node " | head -4
+            done
+          done
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/rnnwhole.txt"
       ;;
     cpu16var)
       # ~4 min: rlx's CPU at $CPU16_THREADS (default 16) against itself
