@@ -42,6 +42,7 @@
 
 #include "backend/cpu/cpu_ew_vec.h"
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
 #include "base/parallel.h"
@@ -742,6 +743,7 @@ static int lut_input(const ew_job *j, bool reference) {
 }
 
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
+    if (k->pack && k->pack->ew) return rlx_cpu_ew_prog_run(k, k->pack->ew, k->in); /* read at compile */
     rlx_ew_prog p;
     RLX_TRY(rlx_ew_prog_read(k->n, &p));
     return rlx_cpu_ew_prog_run(k, &p, k->in);

@@ -22,6 +22,7 @@
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
+#include "ir/ops/internal_ops.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/reduce_geom.h"
 
@@ -455,9 +456,25 @@ rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx
     return rlx_cpu_prepare_node_with(g, n, in, 2, out);
 }
 
-rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
-                                     int winograd, rlx_cpu_sgemm_pack *out) {
-    memset(out, 0, sizeof *out);
+/* The elementwise program node n carries (a FusedElementwise's, or the QDQ
+ * chain of a QLinearConv / QLinearMatMul), read once into out->ew; a
+ * program that does not read is left to the run, which reports it. */
+static rlx_status ew_prepare(const rlx_node *n, rlx_cpu_sgemm_pack *out) {
+    bool chain = (n->op == RLX_OP_QLinearConv || n->op == RLX_OP_QLinearMatMul) && n->n_in > RLX_QEPI_FIRST;
+    if (n->op != RLX_OP_rlx_FusedElementwise && !chain) return RLX_OK;
+    rlx_ew_prog *p = malloc(sizeof *p);
+    if (!p) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    if ((chain ? rlx_ew_prog_read_at(n, RLX_QEPI_PREFIX, RLX_QEPI_FIRST, p) : rlx_ew_prog_read(n, p)) != RLX_OK) {
+        rlx_clear_error();
+        free(p);
+        return RLX_OK;
+    }
+    out->ew = p;
+    return RLX_OK;
+}
+
+static rlx_status prepare_op(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, int winograd,
+                             rlx_cpu_sgemm_pack *out) {
     if (n->op == RLX_OP_Conv) return rlx_nn_conv_prepare(g, n, in, winograd, out);
     if (n->op == RLX_OP_Gemm) return gemm_prepare(g, n, in, rlx_param_int(n, RLX_A_transB) != 0, out);
     if (n->op == RLX_OP_MatMul) return gemm_prepare(g, n, in, false, out);
@@ -466,6 +483,15 @@ rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, cons
         return rlx_cpu_quant_prepare(g, n, in, out);
     if (n->op == RLX_OP_LSTM || n->op == RLX_OP_GRU || n->op == RLX_OP_RNN) return rlx_cpu_rnn_prepare(g, n, in, out);
     return RLX_OK;
+}
+
+rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                     int winograd, rlx_cpu_sgemm_pack *out) {
+    memset(out, 0, sizeof *out);
+    rlx_status st = prepare_op(g, n, in, winograd, out);
+    if (st == RLX_OK) st = ew_prepare(n, out);
+    if (st != RLX_OK) rlx_cpu_sgemm_pack_free(out);
+    return st;
 }
 
 /* ------------------------------------------------------------ Softmax family */

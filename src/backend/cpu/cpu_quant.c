@@ -604,15 +604,19 @@ static rlx_status qlinear_matmul_into(rlx_cpu_kctx *k, rlx_tensor *y) {
  * own (by `into`), then the chain's program over it and the chain's other
  * inputs (the two nodes' bits). */
 static rlx_status with_chain(rlx_cpu_kctx *k, rlx_status (*into)(rlx_cpu_kctx *, rlx_tensor *)) {
-    rlx_ew_prog p;
-    RLX_TRY(rlx_ew_prog_read_at(k->n, RLX_QEPI_PREFIX, RLX_QEPI_FIRST, &p));
+    rlx_ew_prog read;
+    const rlx_ew_prog *pp = k->pack ? k->pack->ew : NULL; /* read at compile */
+    if (!pp) {
+        RLX_TRY(rlx_ew_prog_read_at(k->n, RLX_QEPI_PREFIX, RLX_QEPI_FIRST, &read));
+        pp = &read;
+    }
     const rlx_tensor *yz = k->in[7], *ins[RLX_EW_MAX_IN];
     rlx_tensor *out = k->out[0], *y = NULL;
     if (!yz || !out) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "y_zero_point or the output is missing");
     RLX_TRY(rlx_tensor_create(yz->dtype, out->dims, out->rank, &y));
     rlx_status st = into(k, y);
-    for (int i = 0; i < p.n_in; i++) ins[i] = k->in[RLX_QEPI_FIRST + i] ? k->in[RLX_QEPI_FIRST + i] : y;
-    if (st == RLX_OK) st = rlx_cpu_ew_prog_run(k, &p, ins);
+    for (int i = 0; i < pp->n_in; i++) ins[i] = k->in[RLX_QEPI_FIRST + i] ? k->in[RLX_QEPI_FIRST + i] : y;
+    if (st == RLX_OK) st = rlx_cpu_ew_prog_run(k, pp, ins);
     rlx_tensor_destroy(y);
     return st;
 }

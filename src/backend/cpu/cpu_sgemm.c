@@ -514,7 +514,7 @@ rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, siz
 }
 
 bool rlx_cpu_sgemm_pack_holds(const rlx_cpu_sgemm_pack *pk) {
-    return pk->data || pk->q8 || pk->q8conv || pk->wt || pk->rnn_r || pk->rnn_w || pk->wino;
+    return pk->data || pk->q8 || pk->q8conv || pk->wt || pk->rnn_r || pk->rnn_w || pk->wino || pk->ew;
 }
 
 void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
@@ -524,6 +524,7 @@ void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
     free(pk->rnn_r);
     free(pk->rnn_w);
     free(pk->wino);
+    free(pk->ew);
     if (pk->q8) rlx_cpu_qgemm_pack_free(pk->q8);
     free(pk->q8);
     if (pk->q8conv) rlx_cpu_qconv_pack_free(pk->q8conv);

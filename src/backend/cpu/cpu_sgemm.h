@@ -114,6 +114,11 @@ typedef struct rlx_cpu_sgemm_pack {
     size_t wino_cout, wino_cin;
     int wino_m;
     float wino_xlim;
+    /* owned, or NULL: the elementwise program of a FusedElementwise node,
+     * or of the QDQ chain a QLinearConv / QLinearMatMul carries (inputs
+     * RLX_QEPI_FIRST..), read and validated once (rlx_ew_prog_read_at)
+     * rather than from the node's attributes on every run */
+    struct rlx_ew_prog *ew;
 } rlx_cpu_sgemm_pack;
 
 /* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,
