@@ -169,7 +169,7 @@ static void test_markers(void) {
     const char *snippets[] = { "gemm_common", "gemm_tile",    "bcast",      "conv_params", "act",
                                "index_read",  "norm_rows",    "reduce_index", "global_max", "qgemm_body",
                                "qgemm_wg",    "qgemm_main",   "qrequant",     "qdot",       "qdot_dp4",
-                               "qdwconv_body" };
+                               "qdwconv_body", "row_scale" };
     for (size_t i = 0; i < sizeof snippets / sizeof snippets[0]; i++)
         CHECK_MSG(!wg_source_audited(wg_wgsl_source(snippets[i])), "%s", snippets[i]);
     CHECK(wg_source_audited("// a kernel\n//!audited i < n\nfn f() {}\n"));

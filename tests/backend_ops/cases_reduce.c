@@ -459,6 +459,27 @@ static void gen_layernorm(bo_ctx *ctx, const void *arg) {
         bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, n_out, 2, a);
         bo_run(ctx, c);
     }
+    /* rows of huge values, whose centred squares overflow f32 unscaled
+     * (row_scale.wgsl): |x| up to 5e20 and 5e30 on rows of 301 (a
+     * workgroup each) and of 3 (COLS); a row of one repeated 1e30 (var 0) */
+    static const struct { bo_shape s; double lo, hi; } k_big[] = {
+        { { 2, { 5, 301 } }, -3e20, 5e20 }, { { 2, { 4, 301 } }, -3e30, 5e30 }, { { 2, { 70, 3 } }, -3e20, 5e20 },
+        { { 2, { 2, 64 } }, 1e30, 1e30 } };
+    for (size_t t = 0; !rms && t < BO_LEN(k_big); t++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        const bo_shape *s = &k_big[t].s;
+        int64_t len = s->d[s->rank - 1];
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s->rank, s->d, k_big[t].lo, k_big[t].hi),
+                              bo_rand(RLX_DTYPE_F32, 1, &len, -2, 2), bo_rand(RLX_DTYPE_F32, 1, &len, -1, 1) };
+        bool k[3] = { false, true, true };
+        char sb[96];
+        bo_desc(c, "LayerNormalization x%s in [%g, %g] axis=-1 with B + Mean, InvStdDev outputs (huge values)",
+                bo_shape_str(s->rank, s->d, sb, 96), k_big[t].lo, k_big[t].hi);
+        rlx_attr a[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", 1e-5f) };
+        bo_single(c, "LayerNormalization", 3, in, k, 3, 2, a);
+        bo_run(ctx, c);
+    }
 }
 
 /* InstanceNormalization and GroupNormalization (-18 and -21 alternating,
@@ -599,6 +620,16 @@ static void gen_mvn(bo_ctx *ctx, const void *arg) {
         bo_desc(c, "MeanVarianceNormalization x%s axes=[%lld]: %s", bo_shape_str(e->s.rank, e->s.d, sb, 96),
                 (long long)e->axis, e->what);
         rlx_attr a = RLX_ATTR_IS("axes", 1, &e->axis);
+        bo_single(c, "MeanVarianceNormalization", 1, &x, NULL, 1, 1, &a);
+        bo_run(ctx, c);
+    }
+    /* huge values (row_scale.wgsl): rows of 301 in [-3e25, 5e25) */
+    bo_case *c = bo_next(ctx, 13);
+    if (c) {
+        int64_t d[3] = { 2, 3, 301 }, ax = 2;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, 3, d, -3e25, 5e25);
+        bo_desc(c, "MeanVarianceNormalization x[2,3,301] in [-3e25, 5e25] axes=[2] (huge values)");
+        rlx_attr a = RLX_ATTR_IS("axes", 1, &ax);
         bo_single(c, "MeanVarianceNormalization", 1, &x, NULL, 1, 1, &a);
         bo_run(ctx, c);
     }

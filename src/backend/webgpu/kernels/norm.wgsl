@@ -26,7 +26,7 @@
 //!audited elements; X bound whole as vec4s, CONTIG words below (x_off + numel + 3) / 4); y at x's index (numel(y) ==
 //!audited numel(x), emit_norm); S, B at (o % rmod) rmul + (j / jdiv) % jmod < numel (row_param, channel_param) only
 //!audited under flags 1, 2; M, V at o < rows under flags 4, 8 (numel rows); sh[t], sh[t + s] below WG <= 256, a power
-//!audited of two (rv_wg); kdim[k], rdim[k] with k < nk, nr <= 4 (lower_reduce.c)
+//!audited of two (rv_wg), sh3 likewise; kdim[k], rdim[k] with k < nk, nr <= 4 (lower_reduce.c)
 //!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, rows: u32, count: u32,
 //!params nk: u32, nr: u32, flags: u32, eps: f32, s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
 //!params b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32, kdim: vec4<u32>, kstr: vec4<u32>,
@@ -38,12 +38,14 @@ override WG: u32 = 64u;
 
 //!include codes
 //!include norm_rows
+//!include row_scale
 
 //!include reduce_index
 
-// Pass 0 sums x (layer, mvn), x^2 (rms, lp2), |x| (lp1), or takes the max
-// (softmax); pass 1 sums (x - c)^2 (layer, mvn) or exp(x - c) (softmax).
-fn term(x: f32, ph: u32, c: f32) -> f32 {
+// Pass 0 sums x (layer, mvn: also x 2^-64 and the largest |x|, partial3),
+// x^2 (rms, lp2), |x| (lp1), or takes the max (softmax); pass 1 sums
+// ((x - c) sc)^2 (layer, mvn; sc from dev_scale) or exp(x - c) (softmax).
+fn term(x: f32, ph: u32, c: f32, sc: f32) -> f32 {
     if (ph == 0u) {
         switch MODE {
             case NM_RMS, NM_LP2: { return x * x; }
@@ -52,8 +54,24 @@ fn term(x: f32, ph: u32, c: f32) -> f32 {
         }
     }
     if (MODE >= NM_SOFTMAX) { return exp(x - c); }
-    let d = x - c;
+    let d = (x - c) * sc;
     return d * d;
+}
+
+fn centred() -> bool { return MODE == NM_LAYER || MODE == NM_MVN; }
+
+// Pass 0 of the centred modes for one element: (x, x 2^-64, |x|); the
+// scaled sum gives a big row's mean without overflow (dev_scale).
+fn stat3(x: f32) -> vec3<f32> { return vec3<f32>(x, x * TWO_M64, abs(x)); }
+
+fn comb3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> { return vec3<f32>(a.xy + b.xy, max(a.z, b.z)); }
+
+// The mean and sc of a row from its pass-0 triple.
+fn mean_sc(s: vec3<f32>) -> vec2<f32> {
+    let sc = dev_scale(s.z);
+    let n = f32(P.count);
+    if (sc < 1.0) { return vec2<f32>((s.y / n) * TWO_64, sc); }
+    return vec2<f32>(s.x / n, 1.0);
 }
 
 fn is_max_pass(ph: u32) -> bool { return MODE >= NM_SOFTMAX && ph == 0u; }
@@ -69,7 +87,7 @@ fn start(ph: u32) -> f32 {
     return 0.0;
 }
 
-fn partial(base: u32, t: u32, ph: u32, c: f32) -> f32 {
+fn partial(base: u32, t: u32, ph: u32, c: f32, sc: f32) -> f32 {
     var a = start(ph);
     if (CONTIG) {
         let s = P.x_off + base;
@@ -79,13 +97,47 @@ fn partial(base: u32, t: u32, ph: u32, c: f32) -> f32 {
             let w = X[q];
             for (var k = 0u; k < 4u; k = k + 1u) {
                 let e = q * 4u + k;
-                if (e >= s && e < e1) { a = comb(a, term(f32(w[k]), ph, c), ph); }
+                if (e >= s && e < e1) { a = comb(a, term(f32(w[k]), ph, c, sc), ph); }
             }
         }
     } else {
-        for (var j = t; j < P.count; j = j + WG) { a = comb(a, term(xload(base + off_of(j)), ph, c), ph); }
+        for (var j = t; j < P.count; j = j + WG) { a = comb(a, term(xload(base + off_of(j)), ph, c, sc), ph); }
     }
     return a;
+}
+
+// partial's pass 0 for the centred modes (stat3 summed).
+fn partial3(base: u32, t: u32) -> vec3<f32> {
+    var a = vec3<f32>(0.0);
+    if (CONTIG) {
+        let s = P.x_off + base;
+        let e1 = s + P.count;
+        let q1 = (e1 + 3u) >> 2u;
+        for (var q = (s >> 2u) + t; q < q1; q = q + WG) {
+            let w = X[q];
+            for (var k = 0u; k < 4u; k = k + 1u) {
+                let e = q * 4u + k;
+                if (e >= s && e < e1) { a = comb3(a, stat3(f32(w[k]))); }
+            }
+        }
+    } else {
+        for (var j = t; j < P.count; j = j + WG) { a = comb3(a, stat3(xload(base + off_of(j)))); }
+    }
+    return a;
+}
+
+var<workgroup> sh3: array<vec3<f32>, 256>;
+
+fn tree3(t: u32, a: vec3<f32>) -> vec3<f32> {
+    sh3[t] = a;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+        if (t < s) { sh3[t] = comb3(sh3[t], sh3[t + s]); }
+        workgroupBarrier();
+    }
+    let r = sh3[0];
+    workgroupBarrier();
+    return r;
 }
 
 fn tree(t: u32, a: f32, ph: u32) -> f32 {
@@ -127,14 +179,24 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         let o = lid.x + (wid.x + wid.y * nwg.x) * WG;
         if (o >= P.rows) { return; }
         let base = base_of(o);
-        var a0 = start(0u);
-        for (var j = 0u; j < P.count; j = j + 1u) { a0 = comb(a0, term(xload(base + off_of(j)), 0u, 0.0), 0u); }
-        var a1 = 0.0;
-        if (two_pass()) {
-            let c = first_center(a0);
-            for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, c); }
+        var ck: vec2<f32>;
+        if (centred()) {
+            var s3 = vec3<f32>(0.0);
+            for (var j = 0u; j < P.count; j = j + 1u) { s3 = comb3(s3, stat3(xload(base + off_of(j)))); }
+            let ms = mean_sc(s3);
+            var a1 = 0.0;
+            for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, ms.x, ms.y); }
+            ck = centred_ck(ms.x, a1, ms.y);
+        } else {
+            var a0 = start(0u);
+            for (var j = 0u; j < P.count; j = j + 1u) { a0 = comb(a0, term(xload(base + off_of(j)), 0u, 0.0, 1.0), 0u); }
+            var a1 = 0.0;
+            if (two_pass()) {
+                let c = first_center(a0);
+                for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, c, 1.0); }
+            }
+            ck = stats_to_ck(a0, a1);
         }
-        let ck = stats_to_ck(a0, a1);
         write_stats(o, ck);
         for (var j = 0u; j < P.count; j = j + 1u) { out_elem(o, j, base + off_of(j), ck.x, ck.y); }
         return;
@@ -143,10 +205,16 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     if (row >= P.rows) { return; }
     let t = lid.x;
     let base = base_of(row);
-    let a0 = tree(t, partial(base, t, 0u, 0.0), 0u);
-    var a1 = 0.0;
-    if (two_pass()) { a1 = tree(t, partial(base, t, 1u, first_center(a0)), 1u); }
-    let ck = stats_to_ck(a0, a1);
+    var ck: vec2<f32>;
+    if (centred()) {
+        let ms = mean_sc(tree3(t, partial3(base, t)));
+        ck = centred_ck(ms.x, tree(t, partial(base, t, 1u, ms.x, ms.y), 1u), ms.y);
+    } else {
+        let a0 = tree(t, partial(base, t, 0u, 0.0, 1.0), 0u);
+        var a1 = 0.0;
+        if (two_pass()) { a1 = tree(t, partial(base, t, 1u, first_center(a0), 1.0), 1u); }
+        ck = stats_to_ck(a0, a1);
+    }
     if (t == 0u) { write_stats(row, ck); }
     for (var j = t; j < P.count; j = j + WG) { out_elem(row, j, base + off_of(j), ck.x, ck.y); }
 }

@@ -23,14 +23,24 @@ fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 
 //   lp:        c = 0, k = 1 / norm (0 when the norm is 0)
 //   mvn:       c = mean, k = 1 / (sqrt(var) + 1e-9)
 //   softmax:   c = max, k = 1 / sum (softmax) or log(sum) (logsoftmax)
+// (c, k) of the centred modes (layer, mvn) from the mean, a1 = sum
+// ((x - mean) sc)^2 and sc (row_scale.wgsl's dev_scale; 1: the unscaled
+// formulas, bit for bit); a row of equal values keeps k = 1 / sqrt(eps).
+fn centred_ck(mean: f32, a1: f32, sc: f32) -> vec2<f32> {
+    let n = f32(P.count);
+    if (MODE == NM_MVN) { return vec2<f32>(mean, 1.0 / (sqrt(a1 / n) / sc + 1e-9)); }
+    if (a1 == 0.0 && sc < 1.0) { return vec2<f32>(mean, 1.0 / sqrt(P.eps)); }
+    return vec2<f32>(mean, sc / sqrt(a1 / n + P.eps * sc * sc));
+}
+
 fn stats_to_ck(a0: f32, a1: f32) -> vec2<f32> {
     let n = f32(P.count);
     switch MODE {
-        case NM_LAYER: { return vec2<f32>(a0 / n, 1.0 / sqrt(a1 / n + P.eps)); }
+        case NM_LAYER: { return centred_ck(a0 / n, a1, 1.0); }
         case NM_RMS: { return vec2<f32>(0.0, 1.0 / sqrt(a0 / n + P.eps)); }
         case NM_LP1: { return vec2<f32>(0.0, select(1.0 / a0, 0.0, a0 == 0.0)); }
         case NM_LP2: { let r = sqrt(a0); return vec2<f32>(0.0, select(1.0 / r, 0.0, r == 0.0)); }
-        case NM_MVN: { return vec2<f32>(a0 / n, 1.0 / (sqrt(a1 / n) + 1e-9)); }
+        case NM_MVN: { return centred_ck(a0 / n, a1, 1.0); }
         case NM_SOFTMAX: { return vec2<f32>(a0, 1.0 / a1); }
         default: { return vec2<f32>(a0, log(a1)); }
     }
