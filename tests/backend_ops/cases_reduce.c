@@ -461,23 +461,25 @@ static void gen_layernorm(bo_ctx *ctx, const void *arg) {
     }
     /* rows of huge values, whose centred squares overflow f32 unscaled
      * (row_scale.wgsl): |x| up to 5e20 and 5e30 on rows of 301 (a
-     * workgroup each) and of 3 (COLS); a row of one repeated 1e30 (var 0) */
+     * workgroup each) and of 3 (COLS); a row of one repeated 1e30 (var 0);
+     * rows of 16,411 (norm_split.wgsl) */
     static const struct { bo_shape s; double lo, hi; } k_big[] = {
         { { 2, { 5, 301 } }, -3e20, 5e20 }, { { 2, { 4, 301 } }, -3e30, 5e30 }, { { 2, { 70, 3 } }, -3e20, 5e20 },
-        { { 2, { 2, 64 } }, 1e30, 1e30 } };
-    for (size_t t = 0; !rms && t < BO_LEN(k_big); t++) {
-        bo_case *c = bo_next(ctx, 17);
+        { { 2, { 2, 64 } }, 1e30, 1e30 }, { { 2, { 2, 16411 } }, -3e20, 5e20 } };
+    for (size_t t = 0; t < BO_LEN(k_big); t++) {
+        bo_case *c = bo_next(ctx, rms ? 23 : 17);
         if (!c) continue;
         const bo_shape *s = &k_big[t].s;
         int64_t len = s->d[s->rank - 1];
         rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s->rank, s->d, k_big[t].lo, k_big[t].hi),
-                              bo_rand(RLX_DTYPE_F32, 1, &len, -2, 2), bo_rand(RLX_DTYPE_F32, 1, &len, -1, 1) };
+                              bo_rand(RLX_DTYPE_F32, 1, &len, -2, 2),
+                              rms ? NULL : bo_rand(RLX_DTYPE_F32, 1, &len, -1, 1) };
         bool k[3] = { false, true, true };
         char sb[96];
-        bo_desc(c, "LayerNormalization x%s in [%g, %g] axis=-1 with B + Mean, InvStdDev outputs (huge values)",
-                bo_shape_str(s->rank, s->d, sb, 96), k_big[t].lo, k_big[t].hi);
+        bo_desc(c, "%s x%s in [%g, %g] axis=-1%s (huge values)", bo_op_name(ctx), bo_shape_str(s->rank, s->d, sb, 96),
+                k_big[t].lo, k_big[t].hi, rms ? "" : " with B + Mean, InvStdDev outputs");
         rlx_attr a[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", 1e-5f) };
-        bo_single(c, "LayerNormalization", 3, in, k, 3, 2, a);
+        bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, rms ? 1 : 3, 2, a);
         bo_run(ctx, c);
     }
 }
@@ -588,6 +590,21 @@ static void gen_lpnorm(bo_ctx *ctx, const void *arg) {
         bo_desc(c, "LpNormalization x%s axis=%lld p=%lld: %s", bo_shape_str(e->s.rank, e->s.d, sb, 96),
                 (long long)e->axis, (long long)p, e->what);
         rlx_attr a[2] = { RLX_ATTR_I("axis", e->axis), RLX_ATTR_I("p", p) };
+        bo_single(c, "LpNormalization", 1, &x, NULL, 1, 2, a);
+        bo_run(ctx, c);
+    }
+    /* huge values (row_scale.wgsl), p = 2 and 1: rows of 301 in [-3e25, 5e25),
+     * rows of 3 (COLS) in [-3e36, 5e36), rows of 16,411 (norm_split.wgsl) */
+    for (int t = 0; t < 5; t++) {
+        bo_case *c = bo_next(ctx, 1);
+        if (!c) continue;
+        int64_t d[2] = { t < 2 ? 4 : t < 4 ? 50 : 2, t < 2 ? 301 : t < 4 ? 3 : 16411 }, p = 2 - t % 2;
+        double m = t < 2 || t == 4 ? 1e25 : 1e36;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, 2, d, -3 * m, 5 * m);
+        char sb[96];
+        bo_desc(c, "LpNormalization x%s in [%g, %g] axis=-1 p=%lld (huge values)", bo_shape_str(2, d, sb, 96), -3 * m,
+                5 * m, (long long)p);
+        rlx_attr a[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_I("p", p) };
         bo_single(c, "LpNormalization", 1, &x, NULL, 1, 2, a);
         bo_run(ctx, c);
     }

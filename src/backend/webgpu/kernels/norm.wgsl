@@ -42,9 +42,10 @@ override WG: u32 = 64u;
 
 //!include reduce_index
 
-// Pass 0 sums x (layer, mvn: also x 2^-64 and the largest |x|, partial3),
-// x^2 (rms, lp2), |x| (lp1), or takes the max (softmax); pass 1 sums
-// ((x - c) sc)^2 (layer, mvn; sc from dev_scale) or exp(x - c) (softmax).
+// Pass 0 sums x (layer, mvn) or x^2 (rms, lp2), each with a scaled twin
+// and the largest |x| (norm_rows.wgsl's stat3; partial3), |x| (lp1), or
+// takes the max (softmax); pass 1 sums ((x - c) sc)^2 (layer, mvn; sc from
+// dev_scale) or exp(x - c) (softmax).
 fn term(x: f32, ph: u32, c: f32, sc: f32) -> f32 {
     if (ph == 0u) {
         switch MODE {
@@ -56,22 +57,6 @@ fn term(x: f32, ph: u32, c: f32, sc: f32) -> f32 {
     if (MODE >= NM_SOFTMAX) { return exp(x - c); }
     let d = (x - c) * sc;
     return d * d;
-}
-
-fn centred() -> bool { return MODE == NM_LAYER || MODE == NM_MVN; }
-
-// Pass 0 of the centred modes for one element: (x, x 2^-64, |x|); the
-// scaled sum gives a big row's mean without overflow (dev_scale).
-fn stat3(x: f32) -> vec3<f32> { return vec3<f32>(x, x * TWO_M64, abs(x)); }
-
-fn comb3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> { return vec3<f32>(a.xy + b.xy, max(a.z, b.z)); }
-
-// The mean and sc of a row from its pass-0 triple.
-fn mean_sc(s: vec3<f32>) -> vec2<f32> {
-    let sc = dev_scale(s.z);
-    let n = f32(P.count);
-    if (sc < 1.0) { return vec2<f32>((s.y / n) * TWO_64, sc); }
-    return vec2<f32>(s.x / n, 1.0);
 }
 
 fn is_max_pass(ph: u32) -> bool { return MODE >= NM_SOFTMAX && ph == 0u; }
@@ -106,7 +91,7 @@ fn partial(base: u32, t: u32, ph: u32, c: f32, sc: f32) -> f32 {
     return a;
 }
 
-// partial's pass 0 for the centred modes (stat3 summed).
+// partial's pass 0 for the modes with stat3 (summed).
 fn partial3(base: u32, t: u32) -> vec3<f32> {
     var a = vec3<f32>(0.0);
     if (CONTIG) {
@@ -126,19 +111,6 @@ fn partial3(base: u32, t: u32) -> vec3<f32> {
     return a;
 }
 
-var<workgroup> sh3: array<vec3<f32>, 256>;
-
-fn tree3(t: u32, a: vec3<f32>) -> vec3<f32> {
-    sh3[t] = a;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-        if (t < s) { sh3[t] = comb3(sh3[t], sh3[t + s]); }
-        workgroupBarrier();
-    }
-    let r = sh3[0];
-    workgroupBarrier();
-    return r;
-}
 
 fn tree(t: u32, a: f32, ph: u32) -> f32 {
     sh[t] = a;
@@ -183,10 +155,14 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         if (centred()) {
             var s3 = vec3<f32>(0.0);
             for (var j = 0u; j < P.count; j = j + 1u) { s3 = comb3(s3, stat3(xload(base + off_of(j)))); }
-            let ms = mean_sc(s3);
+            let ms = mean_sc(s3, f32(P.count));
             var a1 = 0.0;
             for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, ms.x, ms.y); }
             ck = centred_ck(ms.x, a1, ms.y);
+        } else if (has_stat3()) {
+            var s3 = vec3<f32>(0.0);
+            for (var j = 0u; j < P.count; j = j + 1u) { s3 = comb3(s3, stat3(xload(base + off_of(j)))); }
+            ck = squares_ck(s3);
         } else {
             var a0 = start(0u);
             for (var j = 0u; j < P.count; j = j + 1u) { a0 = comb(a0, term(xload(base + off_of(j)), 0u, 0.0, 1.0), 0u); }
@@ -207,8 +183,10 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let base = base_of(row);
     var ck: vec2<f32>;
     if (centred()) {
-        let ms = mean_sc(tree3(t, partial3(base, t)));
+        let ms = mean_sc(tree3(t, partial3(base, t), WG), f32(P.count));
         ck = centred_ck(ms.x, tree(t, partial(base, t, 1u, ms.x, ms.y), 1u), ms.y);
+    } else if (has_stat3()) {
+        ck = squares_ck(tree3(t, partial3(base, t), WG));
     } else {
         let a0 = tree(t, partial(base, t, 0u, 0.0, 1.0), 0u);
         var a1 = 0.0;

@@ -60,3 +60,56 @@ fn affine(o: u32, j: u32, x: f32, c: f32, k: f32) -> f32 {
     if ((P.flags & 2u) != 0u) { y = y + f32(B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]); }
     return y;
 }
+
+// ------------------------------------------------------------ huge rows
+// (row_scale.wgsl, which the includer also includes)
+
+fn centred() -> bool { return MODE == NM_LAYER || MODE == NM_MVN; }
+
+fn has_stat3() -> bool { return centred() || MODE == NM_RMS || MODE == NM_LP2; }
+
+// Pass 0 of those modes for one element: (x, x 2^-64, |x|) (layer, mvn:
+// the scaled sum gives a big row's mean without overflow, dev_scale), or
+// (x^2, (x 2^-96)^2, |x|) (rms, lp2: the sum of the scaled squares stays
+// finite and normal for every row whose largest |x| reaches 2^48).
+fn stat3(x: f32) -> vec3<f32> {
+    if (centred()) { return vec3<f32>(x, x * TWO_M64, abs(x)); }
+    let y = x * TWO_M96;
+    return vec3<f32>(x * x, y * y, abs(x));
+}
+
+fn comb3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> { return vec3<f32>(a.xy + b.xy, max(a.z, b.z)); }
+
+// The mean and sc (dev_scale) of n elements from their stat3 sum.
+fn mean_sc(s: vec3<f32>, n: f32) -> vec2<f32> {
+    let sc = dev_scale(s.z);
+    if (sc < 1.0) { return vec2<f32>((s.y / n) * TWO_64, sc); }
+    return vec2<f32>(s.x / n, 1.0);
+}
+
+// (c, k) of rms and lp2 from a row's stat3 sum: a row whose largest |x|
+// reaches 2^48 from the scaled squares (eps 2^-192 is below f32's range
+// and the squares' mean beyond 2^-97: it drops), the others as before.
+fn squares_ck(s: vec3<f32>) -> vec2<f32> {
+    if (dev_scale(s.z) < 1.0) {
+        if (MODE == NM_RMS) { return vec2<f32>(0.0, TWO_M96 / sqrt(s.y / f32(P.count))); }
+        return vec2<f32>(0.0, TWO_M96 / sqrt(s.y));
+    }
+    return stats_to_ck(s.x, 0.0);
+}
+
+var<workgroup> sh3: array<vec3<f32>, 256>;
+
+// comb3 over a workgroup of wg (a power of two, <= 256) invocations, in
+// the order of the includers' scalar trees.
+fn tree3(t: u32, a: vec3<f32>, wg: u32) -> vec3<f32> {
+    sh3[t] = a;
+    workgroupBarrier();
+    for (var s = wg / 2u; s > 0u; s = s >> 1u) {
+        if (t < s) { sh3[t] = comb3(sh3[t], sh3[t + s]); }
+        workgroupBarrier();
+    }
+    let r = sh3[0];
+    workgroupBarrier();
+    return r;
+}

@@ -4,18 +4,21 @@
 // (STAGE):
 //   0: one workgroup (256) per (row, chunk): the chunk's count n, and its
 //      mean and centred sum of squares M2 (layer, mvn: two passes over the
-//      chunk), or its sum of x^2 (rms, lp2) or |x| (lp1), into TS[3 r ..];
+//      chunk; M2 of deviations scaled by the chunk's sc, row_scale.wgsl),
+//      or its sum of x^2 and of (x 2^-96)^2 (rms, lp2), or of |x| (lp1),
+//      then its largest |x|, into TS[4 r ..];
 //   1: one invocation per row: the chunks combined (Chan et al.: mean =
-//      sum n_c mean_c / n, M2 = sum M2_c + sum n_c (mean_c - mean)^2), the
-//      row's (c, k) of norm.wgsl into TS[st_off + 2 o ..], and the optional
-//      per-row outputs M, V;
+//      sum n_c mean_c / n, M2 = sum M2_c + sum n_c (mean_c - mean)^2; a row
+//      whose largest |x| reaches 2^48 at the row's sc, its mean from the
+//      means times 2^-64), the row's (c, k) of norm.wgsl into
+//      TS[st_off + 2 o ..], and the optional per-row outputs M, V;
 //   2: one invocation per element: y = (x - c) * k * s + b as in norm.wgsl.
 // Rows are contiguous and consecutive: row o is x[o * count, (o + 1) count).
 // Semantics: LayerNormalization-17, InstanceNormalization-6/22,
 // GroupNormalization-18/21, RMSNormalization-23, LpNormalization-1/22,
 // MeanVarianceNormalization-9/13 (contiguous axes).
 // Bindings: X, S, B, Y, M, V as in norm.wgsl (norm_rows.wgsl), TS (scratch:
-// 3 words per chunk, then from st_off 2 per row).
+// 4 words per chunk, then from st_off 2 per row).
 //!elem f32 f16
 //!audited stage 0: g < rows nch, row < rows, j0 < j1 <= count (nch = ceil(count / chunk)), words below
 //!audited (x_off + rows count + 3) / 4, TS[3 g + 2] < 3 rows nch; stage 1: i < rows, TS below st_off + 2 rows =
@@ -29,30 +32,39 @@ override STAGE: u32 = 0u;
 
 //!include codes
 //!include norm_rows
+//!include row_scale
 //!bind TS: array<f32>
 
-fn centred() -> bool { return MODE == NM_LAYER || MODE == NM_MVN; }
-
-fn term(x: f32, c: f32) -> f32 {
-    switch MODE {
-        case NM_RMS, NM_LP2: { return x * x; }
-        case NM_LP1: { return abs(x); }
-        default: { let d = x - c; return d * d; }
-    }
+// |x| (lp1), or ((x - c) sc)^2 (the second pass of layer, mvn).
+fn term(x: f32, c: f32, sc: f32) -> f32 {
+    if (MODE == NM_LP1) { return abs(x); }
+    let d = (x - c) * sc;
+    return d * d;
 }
 
-// Sum over elements [s, e1) of the row block (x indices), of x (pass 0 of
-// the centred modes) or term(x, c).
-fn chunk_sum(s: u32, e1: u32, t: u32, raw: bool, c: f32) -> f32 {
+// Sum over elements [s, e1) of the row block (x indices) of term(x, c, sc).
+fn chunk_sum(s: u32, e1: u32, t: u32, c: f32, sc: f32) -> f32 {
     var a = 0.0;
     let q1 = (e1 + 3u) >> 2u;
     for (var q = (s >> 2u) + t; q < q1; q = q + 256u) {
         let w = X[q];
         for (var k = 0u; k < 4u; k = k + 1u) {
             let e = q * 4u + k;
-            if (e >= s && e < e1) {
-                if (raw) { a = a + f32(w[k]); } else { a = a + term(f32(w[k]), c); }
-            }
+            if (e >= s && e < e1) { a = a + term(f32(w[k]), c, sc); }
+        }
+    }
+    return a;
+}
+
+// The same of stat3 (pass 0 of layer, mvn, rms, lp2), in chunk_sum's order.
+fn chunk_sum3(s: u32, e1: u32, t: u32) -> vec3<f32> {
+    var a = vec3<f32>(0.0);
+    let q1 = (e1 + 3u) >> 2u;
+    for (var q = (s >> 2u) + t; q < q1; q = q + 256u) {
+        let w = X[q];
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            let e = q * 4u + k;
+            if (e >= s && e < e1) { a = comb3(a, stat3(f32(w[k]))); }
         }
     }
     return a;
@@ -85,40 +97,68 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         let n = f32(j1 - j0);
         var p1 = 0.0;
         var p2 = 0.0;
+        var mx = 0.0;
         if (centred()) {
-            p1 = tree(t, chunk_sum(s, e1, t, true, 0.0)) / n;
-            p2 = tree(t, chunk_sum(s, e1, t, false, p1));
+            let s3 = tree3(t, chunk_sum3(s, e1, t), 256u);
+            let ms = mean_sc(s3, n);
+            p1 = ms.x;
+            p2 = tree(t, chunk_sum(s, e1, t, ms.x, ms.y));
+            mx = s3.z;
+        } else if (has_stat3()) {
+            let s3 = tree3(t, chunk_sum3(s, e1, t), 256u);
+            p1 = s3.x;
+            p2 = s3.y;
+            mx = s3.z;
         } else {
-            p1 = tree(t, chunk_sum(s, e1, t, false, 0.0));
+            p1 = tree(t, chunk_sum(s, e1, t, 0.0, 1.0));
         }
         if (t == 0u) {
-            TS[P.t_off + 3u * g] = n;
-            TS[P.t_off + 3u * g + 1u] = p1;
-            TS[P.t_off + 3u * g + 2u] = p2;
+            TS[P.t_off + 4u * g] = n;
+            TS[P.t_off + 4u * g + 1u] = p1;
+            TS[P.t_off + 4u * g + 2u] = p2;
+            TS[P.t_off + 4u * g + 3u] = mx;
         }
         return;
     }
     let i = lid.x + g * 256u;
     if (STAGE == 1u) {
         if (i >= P.rows) { return; }
-        let first = P.t_off + 3u * i * P.nch;
+        let first = P.t_off + 4u * i * P.nch;
         var n = 0.0;
         var sum = 0.0;
+        var sum_s = 0.0; // layer, mvn: of n_c mean_c 2^-64; rms, lp2: of the scaled squares
+        var mx = 0.0;
         for (var c = 0u; c < P.nch; c = c + 1u) {
-            let nc = TS[first + 3u * c];
+            let nc = TS[first + 4u * c];
+            let p1 = TS[first + 4u * c + 1u];
             n = n + nc;
-            if (centred()) { sum = sum + nc * TS[first + 3u * c + 1u]; } else { sum = sum + TS[first + 3u * c + 1u]; }
-        }
-        // n sums the chunks' counts: exactly f32(count), which stats_to_ck uses
-        var m2 = 0.0;
-        if (centred()) {
-            let mean = sum / n;
-            for (var c = 0u; c < P.nch; c = c + 1u) {
-                let d = TS[first + 3u * c + 1u] - mean;
-                m2 = m2 + TS[first + 3u * c + 2u] + TS[first + 3u * c] * d * d;
+            if (centred()) {
+                sum = sum + nc * p1;
+                sum_s = sum_s + nc * (p1 * TWO_M64);
+            } else {
+                sum = sum + p1;
+                sum_s = sum_s + TS[first + 4u * c + 2u];
             }
+            mx = max(mx, TS[first + 4u * c + 3u]);
         }
-        let ck = stats_to_ck(sum, m2);
+        // n sums the chunks' counts: exactly f32(count), which the ck formulas use
+        let sc = dev_scale(mx);
+        var ck: vec2<f32>;
+        if (centred()) {
+            let mean = select(sum / n, (sum_s / n) * TWO_64, sc < 1.0);
+            var m2 = 0.0;
+            for (var c = 0u; c < P.nch; c = c + 1u) {
+                // the chunk's M2 from its own scale to the row's (powers of two)
+                let r = sc / dev_scale(TS[first + 4u * c + 3u]);
+                let d = (TS[first + 4u * c + 1u] - mean) * sc;
+                m2 = m2 + TS[first + 4u * c + 2u] * r * r + TS[first + 4u * c] * d * d;
+            }
+            ck = centred_ck(mean, m2, sc);
+        } else if (has_stat3()) {
+            ck = squares_ck(vec3<f32>(sum, sum_s, mx));
+        } else {
+            ck = stats_to_ck(sum, 0.0);
+        }
         TS[P.t_off + P.st_off + 2u * i] = ck.x;
         TS[P.t_off + P.st_off + 2u * i + 1u] = ck.y;
         write_stats(i, ck);
