@@ -232,7 +232,7 @@ static void test_two_sessions(const rlx_model *m) {
     rlx_session_destroy(b);
 
     if (test_have_gpu()) { /* one GPU session sends Relu to the CPU, the other does not */
-        a = session2(m, "gpu", "gpu.disable", "Relu", "passes.disable=fuse_activation");
+        a = session2(m, "gpu", "gpu.disable", "Relu,rlx.FusedElementwise", "passes.disable=fuse_activation");
         b = session(m, "gpu", "passes.disable", "fuse_activation");
         ya = run1(a, x), yb = run1(b, x);
         /* the same kernels and order on the GPU, Relu exact on the CPU */
@@ -411,6 +411,13 @@ static void test_environment(const rlx_model *m) {
     CHECK_FAILS(rlx_options_set(od, "gpu.disable", "Relu,NotAnOp"), RLX_ERR_INVALID_ARGUMENT,
                 "gpu.disable='Relu,NotAnOp': 'NotAnOp' is not an op type rlx knows");
     CHECK_OK(rlx_options_set(od, "gpu.disable", "Attention,QLinearConv"));
+    /* domain.type, as `rlx ops` and the dispatch report print ops outside
+     * the default domain (a tester's finding: rlx.FusedElementwise was refused) */
+    CHECK_OK(rlx_options_set(od, "gpu.disable", "rlx.FusedElementwise,com.microsoft.MatMulNBits,Relu"));
+    CHECK_FAILS(rlx_options_set(od, "gpu.disable", "Relu,rlx.NotAnOp"), RLX_ERR_INVALID_ARGUMENT,
+                "'rlx.NotAnOp' is not an op type rlx knows");
+    CHECK_FAILS(rlx_options_set(od, "gpu.disable", "rlx."), RLX_ERR_INVALID_ARGUMENT,
+                "'rlx.' is not an op type rlx knows");
     rlx_options_destroy(od);
     t = session(m, "cpu", "gpu.disable", "Conv,,Relu,FusedElementwise");
     CHECK(t != NULL);

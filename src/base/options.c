@@ -87,14 +87,26 @@ static const char *const k_op_types[] = {
 };
 
 /* gpu.disable: an unknown op type (a typo such as "conv") would be ignored
- * silently, so every name must be one of k_op_types. */
+ * silently, so every name must be one of k_op_types, bare or after a
+ * domain and a dot (rlx.FusedElementwise, as `rlx ops` prints it). */
 static const char *check_op_types(const char *v, char *buf, size_t cap) {
-    size_t n;
-    const char *p = unknown_item(v, k_op_types, RLX_ARRAY_LEN(k_op_types), &n);
-    if (!p) return NULL;
-    snprintf(buf, cap, "'%.*s' is not an op type rlx knows (ONNX op types, e.g. Conv,Relu; `rlx ops` lists them)",
-             (int)(n > 64 ? 64 : n), p);
-    return buf;
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *op = p;
+        for (size_t i = 0; i < n; i++)
+            if (p[i] == '.') op = p + i + 1;
+        size_t on = n - (size_t)(op - p), bad;
+        if (n && (on == 0 || unknown_item(op, k_op_types, RLX_ARRAY_LEN(k_op_types), &bad) == op)) {
+            snprintf(buf, cap,
+                     "'%.*s' is not an op type rlx knows (ONNX op types, e.g. Conv,Relu, or domain.type as `rlx "
+                     "ops` lists them)",
+                     (int)(n > 64 ? 64 : n), p);
+            return buf;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    return NULL;
 }
 
 static const char *check_attention_tile(const char *v, char *buf, size_t cap) {

@@ -432,16 +432,22 @@ static rlx_status grad_reduce(gctx *c, const rlx_node *n, int G, bool mean) {
     const rlx_value *xv = &c->g->values[X];
     int rank = xv->rank;
     if (rank < 0) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %s of unknown rank", c->label, rlx_node_desc(n));
-    int64_t axes[RLX_MAX_RANK];
+    int64_t axes[RLX_REDUCE_MAX_AXES];
     size_t na = 0;
     if (rlx_reduce_axes_are_input(n)) {
         const rlx_value *av = rlx_node_input(c->g, n, 1);
-        if (av && !rlx_konst_ints(&c->g->values[c->fwd[n->in[1]]], axes, RLX_MAX_RANK, &na))
+        const rlx_value *fa = av ? &c->g->values[c->fwd[n->in[1]]] : NULL;
+        if (fa && !fa->konst)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: the axes input of %s is not constant", c->label,
                             rlx_node_desc(n));
+        if (fa && !rlx_konst_ints(fa, axes, RLX_REDUCE_MAX_AXES, &na))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: the axes input has more than %d values", rlx_node_desc(n),
+                            RLX_REDUCE_MAX_AXES);
     } else {
         const int64_t *at = rlx_param_ints(n, RLX_A_axes, &na);
-        if (na > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: too many axes", rlx_node_desc(n));
+        if (na > RLX_REDUCE_MAX_AXES)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute 'axes' has %zu values (at most %d)", rlx_node_desc(n),
+                            na, RLX_REDUCE_MAX_AXES);
         if (na) memcpy(axes, at, na * sizeof *axes);
     }
     rlx_reduce_spec spec;

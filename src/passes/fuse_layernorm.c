@@ -33,14 +33,14 @@
 static bool mean_over_suffix(const rlx_graph *g, const rlx_node *n, int x, int *axis) {
     if (!rlx_fuse_is(n, RLX_OP_ReduceMean) || n->in[0] != x || n->n_out != 1) return false;
     const rlx_value *xv = &g->values[x];
-    int64_t axes[RLX_MAX_RANK];
+    int64_t axes[RLX_REDUCE_MAX_AXES];
     size_t na = 0;
     if (rlx_reduce_axes_are_input(n)) {
         const rlx_value *a = rlx_node_input(g, n, 1);
-        if (!a || !rlx_konst_ints(a, axes, RLX_MAX_RANK, &na)) return false;
+        if (!a || !rlx_konst_ints(a, axes, RLX_REDUCE_MAX_AXES, &na)) return false;
     } else {
         const int64_t *at = rlx_param_ints(n, RLX_A_axes, &na);
-        if (!at || na > RLX_MAX_RANK) return false;
+        if (!at || na > RLX_REDUCE_MAX_AXES) return false;
         memcpy(axes, at, na * sizeof *axes);
     }
     rlx_reduce_spec s;

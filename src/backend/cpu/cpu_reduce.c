@@ -140,7 +140,7 @@ static inline void red_next(const red_plan *p, int64_t *ctr, size_t *o) {
 typedef enum red_op { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, R_SUMSQ } red_op;
 
 static rlx_status kernel_axes(rlx_cpu_kctx *k, rlx_reduce_spec *r) {
-    int64_t axes[64];
+    int64_t axes[RLX_REDUCE_MAX_AXES];
     size_t na = 0;
     if (rlx_reduce_axes_are_input(k->n)) {
         const rlx_tensor *a = k->n->n_in > 1 ? k->in[1] : NULL;

@@ -238,7 +238,7 @@ static rlx_status lower_reduce(wg_lower *L) {
         return wg_decline(L, "data must be f32, f16%s", int_ok ? " or i32" : "");
     for (int i = 1; i < L->n->n_out; i++)
         if (wg_out(L, i)) return wg_decline(L, "extra outputs");
-    int64_t axes[RLX_MAX_RANK * 2];
+    int64_t axes[RLX_REDUCE_MAX_AXES];
     size_t na = 0;
     if (rlx_reduce_axes_are_input(L->n)) {
         const rlx_value *a = wg_in(L, 1);

@@ -50,15 +50,20 @@ wg_lower_fn wg_find_lowering(const char *domain, const char *op) {
 
 /* gpu.disable=Op1,Op2,...: these op types run on the CPU (debugging, and
  * tests of the fallback path that must not depend on which ops have
- * lowerings). */
-static bool op_disabled(const wg_caps *caps, const char *op) {
+ * lowerings). An item names an op by its type (FusedElementwise) or, as
+ * `rlx ops` and the dispatch report print ops outside the default
+ * domain, by domain.type (rlx.FusedElementwise). */
+static bool op_disabled(const wg_caps *caps, const char *domain, const char *op) {
     const char *list = caps->cfg->gpu_disable;
     if (!list || !*list) return false;
-    size_t len = strlen(op);
+    size_t len = strlen(op), dlen = domain ? strlen(domain) : 0;
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         if (n == len && strncmp(p, op, n) == 0) return true;
+        if (dlen && n == dlen + 1 + len && strncmp(p, domain, dlen) == 0 && p[dlen] == '.' &&
+            strncmp(p + dlen + 1, op, len) == 0)
+            return true;
         if (!e) break;
         p = e + 1;
     }
@@ -154,7 +159,7 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     bool decline_oversized = false;
     wg_lower_fn fn = find_lowering(n->op, &decline_oversized);
     if (!fn) return wg_decline(L, "no WGSL lowering for op %s", n->op_type);
-    if (op_disabled(caps, n->op_type))
+    if (op_disabled(caps, n->domain, n->op_type))
         return wg_decline(L, "op %s is listed in gpu.disable (RLX_GPU_DISABLE)", n->op_type);
     for (int i = 0; i < n->n_out; i++) {
         const rlx_value *v = wg_out(L, i);

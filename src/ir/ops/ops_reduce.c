@@ -21,14 +21,15 @@ static rlx_status need_float(rlx_infer_ctx *c, const rlx_value *x) {
 /* Reduce*: axes from the 'axes' attribute (ReduceSum < 13, others < 18) or
  * from optional input 1. With constant (or absent) axes the output shape is
  * exact; with axes computed at run time the dims are dynamic, the rank known
- * when keepdims = 1 or when the axes input has a static length. */
+ * when keepdims = 1 or when the axes input has one value (a longer list
+ * may give an axis twice, which counts once). */
 static rlx_status infer_reduce(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     bool minmax = c->n->op == RLX_OP_ReduceMax || c->n->op == RLX_OP_ReduceMin;
     if (!is_numeric(x->dtype) && !(minmax && x->dtype == RLX_DTYPE_BOOL))
         return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type%s", x->name,
                              rlx_dtype_name(x->dtype), minmax ? " or bool" : "");
-    int64_t axes[64];
+    int64_t axes[RLX_REDUCE_MAX_AXES];
     size_t na = 0;
     bool known = true;
     const rlx_value *a = NULL;
@@ -63,11 +64,8 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
         int rank = -1;
         if (keepdims) {
             rank = x->rank;
-        } else if (a->rank == 1 && a->dims[0] > 0) {
-            if (a->dims[0] > x->rank)
-                return rlx_ictx_fail(c, "axes input '%s' has %lld values for an input of rank %d", a->name,
-                                     (long long)a->dims[0], x->rank);
-            rank = x->rank - (int)a->dims[0];
+        } else if (a->rank == 1 && a->dims[0] == 1 && x->rank > 0) {
+            rank = x->rank - 1; /* (longer lists may repeat an axis: the rank is the run's) */
         }
         if (rank < 0) return rlx_ictx_set_out_unknown(c, 0, x->dtype);
         for (int i = 0; i < rank; i++) {

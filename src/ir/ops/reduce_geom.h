@@ -21,6 +21,10 @@ int64_t rlx_softmax_axis(const rlx_node *n);
 
 /* ------------------------------------------------------------ Reduce* */
 
+/* The most entries a Reduce* axes list (attribute or input) may have,
+ * repeats included (an axis given twice counts once: rlx_reduce_resolve). */
+#define RLX_REDUCE_MAX_AXES 64
+
 typedef struct rlx_reduce_spec {
     int rank;                     /* input rank */
     bool axis[RLX_MAX_RANK];      /* axis i is reduced */
