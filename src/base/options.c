@@ -162,9 +162,10 @@ static const opt_def k_opts[] = {
          "allocating it)"),
     BOOL("cpu.prepack", "RLX_CPU_PREPACK", "1", cpu_prepack,
          "pack the constant GEMM operands of CPU steps (Conv, Gemm, MatMul weights; the int8 B of MatMulInteger "
-         "and QLinearMatMul) once when a plan is compiled: "
-         "faster runs for a second copy of those weights in memory (0: use the weights as loaded; like "
-         "onnxruntime's session.disable_prepacking)"),
+         "and QLinearMatMul; LSTM, GRU and RNN weights) once when a plan is compiled, and read fused elementwise "
+         "programs then: "
+         "faster runs for a second copy of those weights in memory (0: use the weights as loaded and read each "
+         "program on every run; like onnxruntime's session.disable_prepacking)"),
     BOOL("cpu.release_packed", "RLX_CPU_RELEASE_PACKED", "1", cpu_release_packed,
          "with cpu.prepack, CPU sessions free the plain copy of the weights a plan's passes made (folded: a "
          "batch norm folded into its Conv, ConstantOfShape) once every step that reads them reads them packed: "
