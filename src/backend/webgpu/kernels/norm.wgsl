@@ -72,8 +72,21 @@ fn start(ph: u32) -> f32 {
     return 0.0;
 }
 
-fn partial(base: u32, t: u32, ph: u32, c: f32, sc: f32) -> f32 {
-    var a = start(ph);
+// One element's contribution to a pass: stat3 (three: pass 0 of the modes
+// with stat3), or term in .x.
+fn elem(x: f32, ph: u32, c: f32, sc: f32, three: bool) -> vec3<f32> {
+    if (three) { return stat3(x); }
+    return vec3<f32>(term(x, ph, c, sc), 0.0, 0.0);
+}
+
+fn comb_v(a: vec3<f32>, b: vec3<f32>, ph: u32, three: bool) -> vec3<f32> {
+    if (three) { return comb3(a, b); }
+    return vec3<f32>(comb(a.x, b.x, ph), 0.0, 0.0);
+}
+
+// Invocation t's part of a pass over the row at base (elem, comb_v).
+fn partial_v(base: u32, t: u32, ph: u32, c: f32, sc: f32, three: bool) -> vec3<f32> {
+    var a = vec3<f32>(select(start(ph), 0.0, three), 0.0, 0.0);
     if (CONTIG) {
         let s = P.x_off + base;
         let e1 = s + P.count;
@@ -82,34 +95,21 @@ fn partial(base: u32, t: u32, ph: u32, c: f32, sc: f32) -> f32 {
             let w = X[q];
             for (var k = 0u; k < 4u; k = k + 1u) {
                 let e = q * 4u + k;
-                if (e >= s && e < e1) { a = comb(a, term(f32(w[k]), ph, c, sc), ph); }
+                if (e >= s && e < e1) { a = comb_v(a, elem(f32(w[k]), ph, c, sc, three), ph, three); }
             }
         }
     } else {
-        for (var j = t; j < P.count; j = j + WG) { a = comb(a, term(xload(base + off_of(j)), ph, c, sc), ph); }
+        for (var j = t; j < P.count; j = j + WG) {
+            a = comb_v(a, elem(xload(base + off_of(j)), ph, c, sc, three), ph, three);
+        }
     }
     return a;
 }
 
+fn partial(base: u32, t: u32, ph: u32, c: f32, sc: f32) -> f32 { return partial_v(base, t, ph, c, sc, false).x; }
+
 // partial's pass 0 for the modes with stat3 (summed).
-fn partial3(base: u32, t: u32) -> vec3<f32> {
-    var a = vec3<f32>(0.0);
-    if (CONTIG) {
-        let s = P.x_off + base;
-        let e1 = s + P.count;
-        let q1 = (e1 + 3u) >> 2u;
-        for (var q = (s >> 2u) + t; q < q1; q = q + WG) {
-            let w = X[q];
-            for (var k = 0u; k < 4u; k = k + 1u) {
-                let e = q * 4u + k;
-                if (e >= s && e < e1) { a = comb3(a, stat3(f32(w[k]))); }
-            }
-        }
-    } else {
-        for (var j = t; j < P.count; j = j + WG) { a = comb3(a, stat3(xload(base + off_of(j)))); }
-    }
-    return a;
-}
+fn partial3(base: u32, t: u32) -> vec3<f32> { return partial_v(base, t, 0u, 0.0, 1.0, true); }
 
 
 fn tree(t: u32, a: f32, ph: u32) -> f32 {
