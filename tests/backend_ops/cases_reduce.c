@@ -482,6 +482,40 @@ static void gen_layernorm(bo_ctx *ctx, const void *arg) {
         bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, rms ? 1 : 3, 2, a);
         bo_run(ctx, c);
     }
+    /* huge values with an epsilon that outweighs their mean square (1e38
+     * against ~3e37: a tester's finding, the GPU's RMS dropped epsilon on
+     * such rows), rows of 301 and split rows */
+    static const bo_shape k_big_eps[] = { { 2, { 3, 301 } }, { 2, { 2, 16411 } } };
+    for (size_t t = 0; t < BO_LEN(k_big_eps); t++) {
+        bo_case *c = bo_next(ctx, rms ? 23 : 17);
+        if (!c) continue;
+        const bo_shape *s = &k_big_eps[t];
+        int64_t len = s->d[s->rank - 1];
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s->rank, s->d, -1e19, 2e19), bo_rand(RLX_DTYPE_F32, 1, &len, -2, 2),
+                              rms ? NULL : bo_rand(RLX_DTYPE_F32, 1, &len, -1, 1) };
+        bool k[3] = { false, true, true };
+        char sb[96];
+        bo_desc(c, "%s x%s in [-1e19, 2e19] axis=-1 epsilon=1e38 (huge values, epsilon that counts)", bo_op_name(ctx),
+                bo_shape_str(s->rank, s->d, sb, 96));
+        rlx_attr a[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", 1e38f) };
+        bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, 1, 2, a);
+        bo_run(ctx, c);
+    }
+    /* a NaN in a row of huge values: the whole row NaN, and (LayerNormalization)
+     * its InvStdDev (a tester's finding: max / min of the scaled sums dropped it) */
+    bo_case *c = bo_next(ctx, rms ? 23 : 17);
+    if (c) {
+        int64_t d[2] = { 3, 301 }, len = 301;
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, 2, d, -1e30, 2e30), bo_rand(RLX_DTYPE_F32, 1, &len, -2, 2),
+                              rms ? NULL : bo_rand(RLX_DTYPE_F32, 1, &len, -1, 1) };
+        bo_set(in[0], 7, NAN);
+        bool k[3] = { false, true, true };
+        bo_desc(c, "%s x[3,301] in [-1e30, 2e30] with a NaN at [0,7] axis=-1%s (huge values)", bo_op_name(ctx),
+                rms ? "" : " + Mean, InvStdDev outputs");
+        rlx_attr a[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", 1e-5f) };
+        bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, rms ? 1 : 3, 2, a);
+        bo_run(ctx, c);
+    }
 }
 
 /* InstanceNormalization and GroupNormalization (-18 and -21 alternating,
@@ -594,12 +628,15 @@ static void gen_lpnorm(bo_ctx *ctx, const void *arg) {
         bo_run(ctx, c);
     }
     /* huge values (row_scale.wgsl), p = 2 and 1: rows of 301 in [-3e25, 5e25),
-     * rows of 3 (COLS) in [-3e36, 5e36), rows of 16,411 (norm_split.wgsl) */
-    for (int t = 0; t < 5; t++) {
+     * rows of 3 (COLS) in [-3e36, 5e36), rows of 16,411 (norm_split.wgsl),
+     * p = 1 in [-3e37, 5e37) */
+    for (int t = 0; t < 7; t++) {
         bo_case *c = bo_next(ctx, 1);
         if (!c) continue;
-        int64_t d[2] = { t < 2 ? 4 : t < 4 ? 50 : 2, t < 2 ? 301 : t < 4 ? 3 : 16411 }, p = 2 - t % 2;
-        double m = t < 2 || t == 4 ? 1e25 : 1e36;
+        /* 5, 6: p = 1 whose sum of |x| overflows f32 (a tester's finding), rows of 301 and split */
+        int64_t d[2] = { t < 2 || t == 5 ? 4 : t < 4 ? 50 : 2, t < 2 || t == 5 ? 301 : t < 4 ? 3 : 16411 };
+        int64_t p = t >= 5 ? 1 : 2 - t % 2;
+        double m = t < 2 || t == 4 ? 1e25 : t >= 5 ? 1e37 : 1e36;
         rlx_tensor *x = bo_rand(RLX_DTYPE_F32, 2, d, -3 * m, 5 * m);
         char sb[96];
         bo_desc(c, "LpNormalization x%s in [%g, %g] axis=-1 p=%lld (huge values)", bo_shape_str(2, d, sb, 96), -3 * m,

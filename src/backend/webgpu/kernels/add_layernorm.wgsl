@@ -73,7 +73,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         q = q + d * d;
     }
     let q1 = reduce_sum(q, t);
-    let inv = select(sc / sqrt(q1 / n + P.eps * sc * sc), 1.0 / sqrt(P.eps), q1 == 0.0 && sc < 1.0);
+    let inv = select(1.0 / sqrt(q1 / n + P.eps), inv_scaled(q1 / n, P.eps, sc), sc < 1.0);
     for (var j = t; j < P.len; j = j + 64u) {
         let e = P.y_off + base + j;
         var v = (f32(Y[e]) - mean) * inv * f32(S[P.s_off + j % P.s_n]);

@@ -42,18 +42,12 @@ override WG: u32 = 64u;
 
 //!include reduce_index
 
-// Pass 0 sums x (layer, mvn) or x^2 (rms, lp2), each with a scaled twin
-// and the largest |x| (norm_rows.wgsl's stat3; partial3), |x| (lp1), or
-// takes the max (softmax); pass 1 sums ((x - c) sc)^2 (layer, mvn; sc from
-// dev_scale) or exp(x - c) (softmax).
+// Pass 0 sums x (layer, mvn), x^2 (rms, lp2) or |x| (lp1), each with a
+// scaled twin and the largest |x| (norm_rows.wgsl's stat3; partial3), or
+// takes the max (softmax: term x); pass 1 sums ((x - c) sc)^2 (layer, mvn;
+// sc from dev_scale) or exp(x - c) (softmax).
 fn term(x: f32, ph: u32, c: f32, sc: f32) -> f32 {
-    if (ph == 0u) {
-        switch MODE {
-            case NM_RMS, NM_LP2: { return x * x; }
-            case NM_LP1: { return abs(x); }
-            default: { return x; }
-        }
-    }
+    if (ph == 0u) { return x; }
     if (MODE >= NM_SOFTMAX) { return exp(x - c); }
     let d = (x - c) * sc;
     return d * d;

@@ -25,12 +25,12 @@ fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 
 //   softmax:   c = max, k = 1 / sum (softmax) or log(sum) (logsoftmax)
 // (c, k) of the centred modes (layer, mvn) from the mean, a1 = sum
 // ((x - mean) sc)^2 and sc (row_scale.wgsl's dev_scale; 1: the unscaled
-// formulas, bit for bit); a row of equal values keeps k = 1 / sqrt(eps).
+// formulas, bit for bit; below 1, row_scale.wgsl's inv_scaled).
 fn centred_ck(mean: f32, a1: f32, sc: f32) -> vec2<f32> {
     let n = f32(P.count);
     if (MODE == NM_MVN) { return vec2<f32>(mean, 1.0 / (sqrt(a1 / n) / sc + 1e-9)); }
-    if (a1 == 0.0 && sc < 1.0) { return vec2<f32>(mean, 1.0 / sqrt(P.eps)); }
-    return vec2<f32>(mean, sc / sqrt(a1 / n + P.eps * sc * sc));
+    if (sc < 1.0) { return vec2<f32>(mean, inv_scaled(a1 / n, P.eps, sc)); }
+    return vec2<f32>(mean, 1.0 / sqrt(a1 / n + P.eps));
 }
 
 fn stats_to_ck(a0: f32, a1: f32) -> vec2<f32> {
@@ -66,14 +66,17 @@ fn affine(o: u32, j: u32, x: f32, c: f32, k: f32) -> f32 {
 
 fn centred() -> bool { return MODE == NM_LAYER || MODE == NM_MVN; }
 
-fn has_stat3() -> bool { return centred() || MODE == NM_RMS || MODE == NM_LP2; }
+// Every normalisation but softmax's.
+fn has_stat3() -> bool { return MODE <= NM_MVN; }
 
 // Pass 0 of those modes for one element: (x, x 2^-64, |x|) (layer, mvn:
-// the scaled sum gives a big row's mean without overflow, dev_scale), or
+// the scaled sum gives a big row's mean without overflow, dev_scale),
 // (x^2, (x 2^-96)^2, |x|) (rms, lp2: the sum of the scaled squares stays
-// finite and normal for every row whose largest |x| reaches 2^48).
+// finite and normal for every row whose largest |x| reaches 2^48), or
+// (|x|, |x| 2^-64, |x|) (lp1).
 fn stat3(x: f32) -> vec3<f32> {
     if (centred()) { return vec3<f32>(x, x * TWO_M64, abs(x)); }
+    if (MODE == NM_LP1) { return vec3<f32>(abs(x), abs(x) * TWO_M64, abs(x)); }
     let y = x * TWO_M96;
     return vec3<f32>(x * x, y * y, abs(x));
 }
@@ -87,13 +90,16 @@ fn mean_sc(s: vec3<f32>, n: f32) -> vec2<f32> {
     return vec2<f32>(s.x / n, 1.0);
 }
 
-// (c, k) of rms and lp2 from a row's stat3 sum: a row whose largest |x|
-// reaches 2^48 from the scaled squares (eps 2^-192 is below f32's range
-// and the squares' mean beyond 2^-97: it drops), the others as before.
+// (c, k) of rms, lp1 and lp2 from a row's stat3 sum: a row whose largest
+// |x| reaches 2^48 from the scaled sums (rms: inv_scaled keeps epsilon; a
+// tester's finding: eps 1e30 was dropped), the others as before.
 fn squares_ck(s: vec3<f32>) -> vec2<f32> {
     if (dev_scale(s.z) < 1.0) {
-        if (MODE == NM_RMS) { return vec2<f32>(0.0, TWO_M96 / sqrt(s.y / f32(P.count))); }
-        return vec2<f32>(0.0, TWO_M96 / sqrt(s.y));
+        switch MODE {
+            case NM_RMS: { return vec2<f32>(0.0, inv_scaled(s.y / f32(P.count), P.eps, TWO_M96)); }
+            case NM_LP1: { return vec2<f32>(0.0, TWO_M64 / s.y); }
+            default: { return vec2<f32>(0.0, TWO_M96 / sqrt(s.y)); }
+        }
     }
     return stats_to_ck(s.x, 0.0);
 }

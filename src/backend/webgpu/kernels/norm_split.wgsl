@@ -5,8 +5,8 @@
 //   0: one workgroup (256) per (row, chunk): the chunk's count n, and its
 //      mean and centred sum of squares M2 (layer, mvn: two passes over the
 //      chunk; M2 of deviations scaled by the chunk's sc, row_scale.wgsl),
-//      or its sum of x^2 and of (x 2^-96)^2 (rms, lp2), or of |x| (lp1),
-//      then its largest |x|, into TS[4 r ..];
+//      or its sums of x^2 and (x 2^-96)^2 (rms, lp2) or of |x| and
+//      |x| 2^-64 (lp1), then its largest |x|, into TS[4 r ..];
 //   1: one invocation per row: the chunks combined (Chan et al.: mean =
 //      sum n_c mean_c / n, M2 = sum M2_c + sum n_c (mean_c - mean)^2; a row
 //      whose largest |x| reaches 2^48 at the row's sc, its mean from the
@@ -35,9 +35,8 @@ override STAGE: u32 = 0u;
 //!include row_scale
 //!bind TS: array<f32>
 
-// |x| (lp1), or ((x - c) sc)^2 (the second pass of layer, mvn).
+// ((x - c) sc)^2 (the second pass of layer, mvn).
 fn term(x: f32, c: f32, sc: f32) -> f32 {
-    if (MODE == NM_LP1) { return abs(x); }
     let d = (x - c) * sc;
     return d * d;
 }
@@ -104,13 +103,11 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
             p1 = ms.x;
             p2 = tree(t, chunk_sum(s, e1, t, ms.x, ms.y));
             mx = s3.z;
-        } else if (has_stat3()) {
+        } else { /* rms, lp1, lp2 */
             let s3 = tree3(t, chunk_sum3(s, e1, t), 256u);
             p1 = s3.x;
             p2 = s3.y;
             mx = s3.z;
-        } else {
-            p1 = tree(t, chunk_sum(s, e1, t, 0.0, 1.0));
         }
         if (t == 0u) {
             TS[P.t_off + 4u * g] = n;
@@ -154,10 +151,8 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
                 m2 = m2 + TS[first + 4u * c + 2u] * r * r + TS[first + 4u * c] * d * d;
             }
             ck = centred_ck(mean, m2, sc);
-        } else if (has_stat3()) {
-            ck = squares_ck(vec3<f32>(sum, sum_s, mx));
         } else {
-            ck = stats_to_ck(sum, 0.0);
+            ck = squares_ck(vec3<f32>(sum, sum_s, mx));
         }
         TS[P.t_off + P.st_off + 2u * i] = ck.x;
         TS[P.t_off + P.st_off + 2u * i + 1u] = ck.y;
