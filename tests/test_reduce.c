@@ -387,6 +387,29 @@ static void test_reduce_int(void) {
 }
 
 /* LogSumExp subtracts the maximum: inputs near 1000 would overflow exp. */
+/* LayerNormalization of a row whose x - mean passes f32's range (a
+ * tester's finding: [3.3e38, 3.3e38, -3.3e38] gave -inf where the answer is
+ * -1.414): the f32 fast path forms such rows in double. */
+static void test_layernorm_near_f32_max(void) {
+    int64_t d[2] = { 2, 3 }, len = 3;
+    rlx_tensor *x = test_tensor_f32(2, d, (float[]){ 3.3e38f, 3.3e38f, -3.3e38f, 1.0f, 2.0f, 4.0f });
+    rlx_tensor *sc = test_tensor_f32(1, &len, (float[]){ 1.0f, 1.0f, 1.0f });
+    const rlx_tensor *in[2] = { x, sc };
+    int konst[2] = { 0, 1 };
+    rlx_attr a[1] = { RLX_ATTR_I("axis", -1) };
+    rlx_tensor **out = NULL;
+    CHECK_OK(run("LayerNormalization", 17, 2, in, konst, 1, 1, a, &out));
+    if (out) {
+        const float *y = out[0]->data;
+        double m = 7.0 / 3.0, sd = sqrt(((1 - m) * (1 - m) + (2 - m) * (2 - m) + (4 - m) * (4 - m)) / 3 + 1e-5);
+        double want[6] = { sqrt(0.5), sqrt(0.5), -sqrt(2.0), (1 - m) / sd, (2 - m) / sd, (4 - m) / sd };
+        for (int i = 0; i < 6; i++) CHECK_MSG(fabs(y[i] - want[i]) < 1e-5, "y[%d] = %g, want %g", i, y[i], want[i]);
+    }
+    test_free_outputs(out, 1);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(sc);
+}
+
 static void test_reduce_logsumexp_large(void) {
     int64_t dims[2] = { 3, 7 }, ax = 1;
     rlx_tensor *x = rnd(RLX_DTYPE_F32, 2, dims, 998, 1002);
@@ -1182,6 +1205,7 @@ int main(void) {
     test_reduce_empty_set();
     test_reduce_int();
     test_reduce_logsumexp_large();
+    test_layernorm_near_f32_max();
     test_reduce_dynamic_axes_inference();
     test_argmax_argmin();
     test_arg_nan();

@@ -280,9 +280,14 @@ RLX_AVX2 static void ln_rows(void *ctx, size_t r0, size_t r1) {
             q0 = _mm256_fmadd_pd(d0, d0, q0);
             q1 = _mm256_fmadd_pd(d1, d1, q1);
         }
-        double inv = 1.0 / sqrt(hsum_pd(_mm256_add_pd(q0, q1)) / (double)len + j->eps);
+        double q = hsum_pd(_mm256_add_pd(q0, q1)), inv = 1.0 / sqrt(q / (double)len + j->eps);
         if (j->mean) j->mean[r] = (float)mean;
         if (j->inv) j->inv[r] = (float)inv;
+        if (q > 9e76) { /* some |x - mean| may pass f32's range (3.4e38; sum d^2 >= d^2): in double */
+            for (size_t i = 0; i < len; i++)
+                y[i] = (float)(((double)x[i] - mean) * inv * j->scale[i] + (j->bias ? j->bias[i] : 0.0));
+            continue;
+        }
         __m256 mf = _mm256_set1_ps((float)mean), vf = _mm256_set1_ps((float)inv);
         for (size_t i = 0; i < n8; i += 8) {
             __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mf), vf);
