@@ -276,22 +276,29 @@ static void gen_add_layernorm(bo_ctx *ctx, const void *arg) {
                 bcast ? "[1,S,H]" : "[N,S,H]", i % 4 == 2 ? " no B" : "");
         bo_run(ctx, c);
     }
-    /* rows of huge values (row_scale.wgsl): |a + b| up to 1e21 and 1e31 */
-    for (int i = 0; i < 2; i++) {
+    /* rows of huge values (row_scale.wgsl): |a + b| up to 6e20 and 6e30,
+     * and rows in [1e38, 3e38) with element 0 at -3e38, whose deviations
+     * pass f32's range */
+    for (int i = 0; i < 3; i++) {
         bo_case *c = bo_next(ctx, 17);
         if (!c) continue;
         c->fused = "rlx.AddLayerNormalization";
-        double m = i ? 1e30 : 1e20;
+        double m = i == 2 ? 5e37 : i ? 1e30 : 1e20;
         int64_t ad[3] = { 2, 3, i ? 64 : 768 }, wd[1] = { ad[2] };
-        const char *ins[2] = { bo_input(c, bo_rand(RLX_DTYPE_F32, 3, ad, -3 * m, 5 * m)),
-                               bo_input(c, bo_rand(RLX_DTYPE_F32, 3, ad, -m, m)) };
+        rlx_tensor *ta = bo_rand(RLX_DTYPE_F32, 3, ad, i == 2 ? 1e38 : -3 * m, i == 2 ? 2.5e38 : 5 * m);
+        for (int64_t r = 0; i == 2 && r < ad[0] * ad[1]; r++) bo_set(ta, (size_t)(r * ad[2]), -2.5e38);
+        const char *ins[2] = { bo_input(c, ta), bo_input(c, bo_rand(RLX_DTYPE_F32, 3, ad, -m, m)) };
         const char *s = bo_node(c, "Add", 2, ins, 1, 0, NULL);
         const char *ins2[3] = { s, bo_const(c, bo_rand(RLX_DTYPE_F32, 1, wd, -2, 2)),
                                 bo_const(c, bo_rand(RLX_DTYPE_F32, 1, wd, -1, 1)) };
         rlx_attr at[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", 1e-5f) };
         bo_output(c, bo_node(c, "LayerNormalization", 3, ins2, 1, 2, at));
-        bo_desc(c, "Add a[2,3,%lld] b[2,3,%lld] in [-%g, %g] -> LayerNormalization(-1) (huge values)",
-                (long long)ad[2], (long long)ad[2], 4 * m, 6 * m);
+        if (i == 2)
+            bo_desc(c, "Add a[2,3,64] in [1e38, 2.5e38) with a[., ., 0] = -2.5e38, b in [-5e37, 5e37) -> "
+                       "LayerNormalization(-1) (huge values, deviations beyond f32)");
+        else
+            bo_desc(c, "Add a[2,3,%lld] b[2,3,%lld] in [-%g, %g] -> LayerNormalization(-1) (huge values)",
+                    (long long)ad[2], (long long)ad[2], 4 * m, 6 * m);
         bo_run(ctx, c);
     }
 }

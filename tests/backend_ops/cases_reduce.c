@@ -462,10 +462,13 @@ static void gen_layernorm(bo_ctx *ctx, const void *arg) {
     /* rows of huge values, whose centred squares overflow f32 unscaled
      * (row_scale.wgsl): |x| up to 5e20 and 5e30 on rows of 301 (a
      * workgroup each) and of 3 (COLS); a row of one repeated 1e30 (var 0);
-     * rows of 16,411 (norm_split.wgsl) */
+     * rows of 16,411 (norm_split.wgsl); rows in [2e38, 3.3e38) with
+     * element 0 at -3.3e38, whose x - mean passes f32's range (a tester's
+     * finding: 0 and NaN on the GPU, -inf on the CPU) */
     static const struct { bo_shape s; double lo, hi; } k_big[] = {
         { { 2, { 5, 301 } }, -3e20, 5e20 }, { { 2, { 4, 301 } }, -3e30, 5e30 }, { { 2, { 70, 3 } }, -3e20, 5e20 },
-        { { 2, { 2, 64 } }, 1e30, 1e30 }, { { 2, { 2, 16411 } }, -3e20, 5e20 } };
+        { { 2, { 2, 64 } }, 1e30, 1e30 }, { { 2, { 2, 16411 } }, -3e20, 5e20 },
+        { { 2, { 4, 301 } }, 2e38, 3.3e38 }, { { 2, { 2, 16411 } }, 2e38, 3.3e38 } };
     for (size_t t = 0; t < BO_LEN(k_big); t++) {
         bo_case *c = bo_next(ctx, rms ? 23 : 17);
         if (!c) continue;
@@ -474,6 +477,7 @@ static void gen_layernorm(bo_ctx *ctx, const void *arg) {
         rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s->rank, s->d, k_big[t].lo, k_big[t].hi),
                               bo_rand(RLX_DTYPE_F32, 1, &len, -2, 2),
                               rms ? NULL : bo_rand(RLX_DTYPE_F32, 1, &len, -1, 1) };
+        for (int64_t r = 0; k_big[t].lo >= 1e38 && r < s->d[0]; r++) bo_set(in[0], (size_t)(r * len), -3.3e38);
         bool k[3] = { false, true, true };
         char sb[96];
         bo_desc(c, "%s x%s in [%g, %g] axis=-1%s (huge values)", bo_op_name(ctx), bo_shape_str(s->rank, s->d, sb, 96),

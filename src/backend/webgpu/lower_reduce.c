@@ -375,7 +375,7 @@ static void p_norm_params(wg_lower *L, wg_dispatch *d, const norm_desc *nd) {
  * statistics, the elementwise rewrite. Rows contiguous and consecutive. */
 static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redview *rv) {
     uint64_t nch = (rv->count + SPLIT_CHUNK - 1) / SPLIT_CHUNK;
-    uint64_t st_off = 4 * rv->rows * nch, t_words = st_off + 2 * rv->rows;
+    uint64_t st_off = 4 * rv->rows * nch, t_words = st_off + 3 * rv->rows;
     wg_scratch(L, t_words);
     const uint64_t groups[3] = { rv->rows * nch, (rv->rows + 255) / 256, (rv->rows * rv->count + 255) / 256 };
     for (int stage = 0; stage < 3; stage++) {

@@ -69,14 +69,14 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let mean = select(r3.x / n, (r3.y / n) * TWO_64, sc < 1.0);
     var q = 0.0;
     for (var j = t; j < P.len; j = j + 64u) {
-        let d = (f32(Y[P.y_off + base + j]) - mean) * sc;
+        let d = f32(Y[P.y_off + base + j]) * sc - mean * sc; // (y - mean) sc without overflow
         q = q + d * d;
     }
     let q1 = reduce_sum(q, t);
     let inv = select(1.0 / sqrt(q1 / n + P.eps), inv_scaled(q1 / n, P.eps, sc), sc < 1.0);
     for (var j = t; j < P.len; j = j + 64u) {
         let e = P.y_off + base + j;
-        var v = (f32(Y[e]) - mean) * inv * f32(S[P.s_off + j % P.s_n]);
+        var v = (f32(Y[e]) * sc - mean * sc) * (inv / sc) * f32(S[P.s_off + j % P.s_n]);
         if (P.c_n != 0u) { v = v + f32(C[P.c_off + j % P.c_n]); }
         Y[e] = T(v);
     }

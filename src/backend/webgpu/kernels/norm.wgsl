@@ -49,7 +49,7 @@ override WG: u32 = 64u;
 fn term(x: f32, ph: u32, c: f32, sc: f32) -> f32 {
     if (ph == 0u) { return x; }
     if (MODE >= NM_SOFTMAX) { return exp(x - c); }
-    let d = (x - c) * sc;
+    let d = x * sc - c * sc; // ((x - c) sc, without overflow: exact scaling)
     return d * d;
 }
 
@@ -119,13 +119,13 @@ fn tree(t: u32, a: f32, ph: u32) -> f32 {
 }
 
 // y = f(x, c, k) (stats_to_ck).
-fn out_elem(o: u32, j: u32, e: u32, c: f32, k: f32) {
+fn out_elem(o: u32, j: u32, e: u32, c: f32, k: f32, sc: f32) {
     let x = xload(e);
     var y = 0.0;
     switch MODE {
         case NM_SOFTMAX: { y = exp(x - c) * k; }
         case NM_LOGSOFTMAX: { y = (x - c) - k; }
-        default: { y = affine(o, j, x, c, k); }
+        default: { y = affine(o, j, x, c, k, sc); }
     }
     Y[P.y_off + e] = T(y);
 }
@@ -146,6 +146,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         if (o >= P.rows) { return; }
         let base = base_of(o);
         var ck: vec2<f32>;
+        var sc = 1.0;
         if (centred()) {
             var s3 = vec3<f32>(0.0);
             for (var j = 0u; j < P.count; j = j + 1u) { s3 = comb3(s3, stat3(xload(base + off_of(j)))); }
@@ -153,6 +154,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
             var a1 = 0.0;
             for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, ms.x, ms.y); }
             ck = centred_ck(ms.x, a1, ms.y);
+            sc = ms.y;
         } else if (has_stat3()) {
             var s3 = vec3<f32>(0.0);
             for (var j = 0u; j < P.count; j = j + 1u) { s3 = comb3(s3, stat3(xload(base + off_of(j)))); }
@@ -168,7 +170,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
             ck = stats_to_ck(a0, a1);
         }
         write_stats(o, ck);
-        for (var j = 0u; j < P.count; j = j + 1u) { out_elem(o, j, base + off_of(j), ck.x, ck.y); }
+        for (var j = 0u; j < P.count; j = j + 1u) { out_elem(o, j, base + off_of(j), ck.x, ck.y, sc); }
         return;
     }
     let row = wid.x + wid.y * nwg.x;
@@ -176,9 +178,11 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let t = lid.x;
     let base = base_of(row);
     var ck: vec2<f32>;
+    var sc = 1.0;
     if (centred()) {
         let ms = mean_sc(tree3(t, partial3(base, t), WG), f32(P.count));
         ck = centred_ck(ms.x, tree(t, partial(base, t, 1u, ms.x, ms.y), 1u), ms.y);
+        sc = ms.y;
     } else if (has_stat3()) {
         ck = squares_ck(tree3(t, partial3(base, t), WG));
     } else {
@@ -188,5 +192,5 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         ck = stats_to_ck(a0, a1);
     }
     if (t == 0u) { write_stats(row, ck); }
-    for (var j = t; j < P.count; j = j + WG) { out_elem(row, j, base + off_of(j), ck.x, ck.y); }
+    for (var j = t; j < P.count; j = j + WG) { out_elem(row, j, base + off_of(j), ck.x, ck.y, sc); }
 }

@@ -53,9 +53,11 @@ fn write_stats(o: u32, ck: vec2<f32>) {
 }
 
 // Element j of row o, x, normalised: (x - c) * k, times the scale (flags
-// 1), plus the bias (flags 2).
-fn affine(o: u32, j: u32, x: f32, c: f32, k: f32) -> f32 {
-    var y = (x - c) * k;
+// 1), plus the bias (flags 2). Formed as (x sc - c sc) (k / sc) with the
+// row's sc (row_scale.wgsl; 1: the same bits), so that x - c of a row near
+// f32's largest values does not overflow.
+fn affine(o: u32, j: u32, x: f32, c: f32, k: f32, sc: f32) -> f32 {
+    var y = (x * sc - c * sc) * (k / sc);
     if ((P.flags & 1u) != 0u) { y = y * f32(S[P.s_off + param_idx(o, j, P.s_rmod, P.s_rmul, P.s_jdiv, P.s_jmod)]); }
     if ((P.flags & 2u) != 0u) { y = y + f32(B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]); }
     return y;

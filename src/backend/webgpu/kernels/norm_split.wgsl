@@ -10,20 +10,21 @@
 //   1: one invocation per row: the chunks combined (Chan et al.: mean =
 //      sum n_c mean_c / n, M2 = sum M2_c + sum n_c (mean_c - mean)^2; a row
 //      whose largest |x| reaches 2^48 at the row's sc, its mean from the
-//      means times 2^-64), the row's (c, k) of norm.wgsl into
-//      TS[st_off + 2 o ..], and the optional per-row outputs M, V;
-//   2: one invocation per element: y = (x - c) * k * s + b as in norm.wgsl.
+//      means times 2^-64), the row's (c, k) of norm.wgsl and its sc into
+//      TS[st_off + 3 o ..], and the optional per-row outputs M, V;
+//   2: one invocation per element: y = (x - c) * k * s + b as in norm.wgsl
+//      (norm_rows.wgsl's affine, at the row's sc).
 // Rows are contiguous and consecutive: row o is x[o * count, (o + 1) count).
 // Semantics: LayerNormalization-17, InstanceNormalization-6/22,
 // GroupNormalization-18/21, RMSNormalization-23, LpNormalization-1/22,
 // MeanVarianceNormalization-9/13 (contiguous axes).
 // Bindings: X, S, B, Y, M, V as in norm.wgsl (norm_rows.wgsl), TS (scratch:
-// 4 words per chunk, then from st_off 2 per row).
+// 4 words per chunk, then from st_off 3 per row: c, k, sc).
 //!elem f32 f16
 //!audited stage 0: g < rows nch, row < rows, j0 < j1 <= count (nch = ceil(count / chunk)), words below
-//!audited (x_off + rows count + 3) / 4, TS[3 g + 2] < 3 rows nch; stage 1: i < rows, TS below st_off + 2 rows =
-//!audited the window (emit_norm_split); stage 2: i < rows count = numel(x) = numel(y); S, B, M, V as norm.wgsl;
-//!audited sh[t + s] < 256
+//!audited (x_off + rows count + 3) / 4, TS[4 g + 3] < 4 rows nch = st_off; stage 1: i < rows, TS below st_off +
+//!audited 3 rows = the window (emit_norm_split); stage 2: i < rows count = numel(x) = numel(y); S, B, M, V as
+//!audited norm.wgsl; sh[t + s], sh3[t + s] < 256
 //!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, t_off: u32, st_off: u32,
 //!params rows: u32, count: u32, chunk: u32, nch: u32, flags: u32, eps: f32, _p0: u32, _p1: u32, s_rmod: u32,
 //!params s_rmul: u32, s_jdiv: u32, s_jmod: u32, b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32
@@ -37,7 +38,7 @@ override STAGE: u32 = 0u;
 
 // ((x - c) sc)^2 (the second pass of layer, mvn).
 fn term(x: f32, c: f32, sc: f32) -> f32 {
-    let d = (x - c) * sc;
+    let d = x * sc - c * sc;
     return d * d;
 }
 
@@ -147,21 +148,22 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
             for (var c = 0u; c < P.nch; c = c + 1u) {
                 // the chunk's M2 from its own scale to the row's (powers of two)
                 let r = sc / dev_scale(TS[first + 4u * c + 3u]);
-                let d = (TS[first + 4u * c + 1u] - mean) * sc;
+                let d = TS[first + 4u * c + 1u] * sc - mean * sc;
                 m2 = m2 + TS[first + 4u * c + 2u] * r * r + TS[first + 4u * c] * d * d;
             }
             ck = centred_ck(mean, m2, sc);
         } else {
             ck = squares_ck(vec3<f32>(sum, sum_s, mx));
         }
-        TS[P.t_off + P.st_off + 2u * i] = ck.x;
-        TS[P.t_off + P.st_off + 2u * i + 1u] = ck.y;
+        TS[P.t_off + P.st_off + 3u * i] = ck.x;
+        TS[P.t_off + P.st_off + 3u * i + 1u] = ck.y;
+        TS[P.t_off + P.st_off + 3u * i + 2u] = select(1.0, sc, centred());
         write_stats(i, ck);
         return;
     }
     if (i >= P.rows * P.count) { return; }
     let o = i / P.count;
     let j = i % P.count;
-    let st = P.t_off + P.st_off + 2u * o;
-    Y[P.y_off + i] = T(affine(o, j, xload(i), TS[st], TS[st + 1u]));
+    let st = P.t_off + P.st_off + 3u * o;
+    Y[P.y_off + i] = T(affine(o, j, xload(i), TS[st], TS[st + 1u], TS[st + 2u]));
 }
