@@ -14,14 +14,13 @@
 // (0: no bias), eps.
 //!elem f32 f16
 //!audited row < rows, e = row len + j < rows len = numel(a) = numel(y); B at e % b_n, S at j % s_n, C at j % c_n
-//!audited only when c_n != 0 (b_n, s_n > 0; each bound whole; lower_add_ln); red[t + s], red3[t + s] with t < s <= 32
+//!audited only when c_n != 0 (b_n, s_n > 0; each bound whole; lower_add_ln); red[t + s], sh3[t + s] with t < s <= 32
 //!params a_off: u32, b_off: u32, s_off: u32, c_off: u32, y_off: u32, rows: u32, len: u32, b_n: u32, s_n: u32,
 //!params c_n: u32, eps: f32
 //!bind A: array<T>, B: array<T>, S: array<T>, C: array<T>, Y: array<T>
 //!include row_scale
 
 var<workgroup> red: array<f32, 64>;
-var<workgroup> red3: array<vec3<f32>, 64>;
 
 fn reduce_sum(v: f32, t: u32) -> f32 {
     red[t] = v;
@@ -31,20 +30,6 @@ fn reduce_sum(v: f32, t: u32) -> f32 {
         workgroupBarrier();
     }
     let r = red[0];
-    workgroupBarrier();
-    return r;
-}
-
-// The sums of x and x 2^-64 and the largest |x| (row_scale.wgsl), in
-// reduce_sum's order.
-fn reduce3(v: vec3<f32>, t: u32) -> vec3<f32> {
-    red3[t] = v;
-    workgroupBarrier();
-    for (var s = 32u; s > 0u; s = s >> 1u) {
-        if (t < s) { red3[t] = vec3<f32>(red3[t].xy + red3[t + s].xy, max(red3[t].z, red3[t + s].z)); }
-        workgroupBarrier();
-    }
-    let r = red3[0];
     workgroupBarrier();
     return r;
 }
@@ -61,10 +46,10 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         let e = base + j;
         let x = f32(A[P.a_off + e]) + f32(B[P.b_off + e % P.b_n]);
         Y[P.y_off + e] = T(x);
-        s = vec3<f32>(s.x + x, s.y + x * TWO_M64, max(s.z, abs(x)));
+        s = comb3(s, vec3<f32>(x, x * TWO_M64, abs(x)));
     }
     let n = f32(P.len);
-    let r3 = reduce3(s, t);
+    let r3 = tree3(t, s, 64u); // the sums of x and x 2^-64, the largest |x|, in reduce_sum's order
     let sc = dev_scale(r3.z);
     let mean = select(r3.x / n, (r3.y / n) * TWO_64, sc < 1.0);
     var q = 0.0;

@@ -147,18 +147,18 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         let base = base_of(o);
         var ck: vec2<f32>;
         var sc = 1.0;
-        if (centred()) {
+        if (has_stat3()) {
             var s3 = vec3<f32>(0.0);
             for (var j = 0u; j < P.count; j = j + 1u) { s3 = comb3(s3, stat3(xload(base + off_of(j)))); }
-            let ms = mean_sc(s3, f32(P.count));
-            var a1 = 0.0;
-            for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, ms.x, ms.y); }
-            ck = centred_ck(ms.x, a1, ms.y);
-            sc = ms.y;
-        } else if (has_stat3()) {
-            var s3 = vec3<f32>(0.0);
-            for (var j = 0u; j < P.count; j = j + 1u) { s3 = comb3(s3, stat3(xload(base + off_of(j)))); }
-            ck = squares_ck(s3);
+            if (centred()) {
+                let ms = mean_sc(s3, f32(P.count));
+                var a1 = 0.0;
+                for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, ms.x, ms.y); }
+                ck = centred_ck(ms.x, a1, ms.y);
+                sc = ms.y;
+            } else {
+                ck = squares_ck(s3);
+            }
         } else {
             var a0 = start(0u);
             for (var j = 0u; j < P.count; j = j + 1u) { a0 = comb(a0, term(xload(base + off_of(j)), 0u, 0.0, 1.0), 0u); }
@@ -179,12 +179,15 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let base = base_of(row);
     var ck: vec2<f32>;
     var sc = 1.0;
-    if (centred()) {
-        let ms = mean_sc(tree3(t, partial3(base, t), WG), f32(P.count));
-        ck = centred_ck(ms.x, tree(t, partial(base, t, 1u, ms.x, ms.y), 1u), ms.y);
-        sc = ms.y;
-    } else if (has_stat3()) {
-        ck = squares_ck(tree3(t, partial3(base, t), WG));
+    if (has_stat3()) {
+        let s3 = tree3(t, partial3(base, t), WG);
+        if (centred()) {
+            let ms = mean_sc(s3, f32(P.count));
+            ck = centred_ck(ms.x, tree(t, partial(base, t, 1u, ms.x, ms.y), 1u), ms.y);
+            sc = ms.y;
+        } else {
+            ck = squares_ck(s3);
+        }
     } else {
         let a0 = tree(t, partial(base, t, 0u, 0.0, 1.0), 0u);
         var a1 = 0.0;

@@ -17,13 +17,12 @@ fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 
     return (o % rmod) * rmul + (j / jdiv) % jmod;
 }
 
-// Row statistics -> (c, k): y = f(x, c, k). a0 is the first pass's sum
-// (the max for softmax), a1 the second's (centred squares; exponentials).
+// Row statistics -> (c, k): y = f(x, c, k).
 //   layer/rms: c = mean (0 for rms), k = 1 / sqrt(var + eps)
 //   lp:        c = 0, k = 1 / norm (0 when the norm is 0)
 //   mvn:       c = mean, k = 1 / (sqrt(var) + 1e-9)
 //   softmax:   c = max, k = 1 / sum (softmax) or log(sum) (logsoftmax)
-// (c, k) of the centred modes (layer, mvn) from the mean, a1 = sum
+// centred_ck: the centred modes (layer, mvn) from the mean, a1 = sum
 // ((x - mean) sc)^2 and sc (row_scale.wgsl's dev_scale; 1: the unscaled
 // formulas, bit for bit; below 1, row_scale.wgsl's inv_scaled).
 fn centred_ck(mean: f32, a1: f32, sc: f32) -> vec2<f32> {
@@ -33,14 +32,14 @@ fn centred_ck(mean: f32, a1: f32, sc: f32) -> vec2<f32> {
     return vec2<f32>(mean, 1.0 / sqrt(a1 / n + P.eps));
 }
 
+// stats_to_ck: the others from a0, the first pass's sum (the max for
+// softmax), and a1, the second's (the exponentials).
 fn stats_to_ck(a0: f32, a1: f32) -> vec2<f32> {
     let n = f32(P.count);
     switch MODE {
-        case NM_LAYER: { return centred_ck(a0 / n, a1, 1.0); }
         case NM_RMS: { return vec2<f32>(0.0, 1.0 / sqrt(a0 / n + P.eps)); }
         case NM_LP1: { return vec2<f32>(0.0, select(1.0 / a0, 0.0, a0 == 0.0)); }
         case NM_LP2: { let r = sqrt(a0); return vec2<f32>(0.0, select(1.0 / r, 0.0, r == 0.0)); }
-        case NM_MVN: { return centred_ck(a0 / n, a1, 1.0); }
         case NM_SOFTMAX: { return vec2<f32>(a0, 1.0 / a1); }
         default: { return vec2<f32>(a0, log(a1)); }
     }
@@ -83,8 +82,6 @@ fn stat3(x: f32) -> vec3<f32> {
     return vec3<f32>(x * x, y * y, abs(x));
 }
 
-fn comb3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> { return vec3<f32>(a.xy + b.xy, max(a.z, b.z)); }
-
 // The mean and sc (dev_scale) of n elements from their stat3 sum.
 fn mean_sc(s: vec3<f32>, n: f32) -> vec2<f32> {
     let sc = dev_scale(s.z);
@@ -104,20 +101,4 @@ fn squares_ck(s: vec3<f32>) -> vec2<f32> {
         }
     }
     return stats_to_ck(s.x, 0.0);
-}
-
-var<workgroup> sh3: array<vec3<f32>, 256>;
-
-// comb3 over a workgroup of wg (a power of two, <= 256) invocations, in
-// the order of the includers' scalar trees.
-fn tree3(t: u32, a: vec3<f32>, wg: u32) -> vec3<f32> {
-    sh3[t] = a;
-    workgroupBarrier();
-    for (var s = wg / 2u; s > 0u; s = s >> 1u) {
-        if (t < s) { sh3[t] = comb3(sh3[t], sh3[t + s]); }
-        workgroupBarrier();
-    }
-    let r = sh3[0];
-    workgroupBarrier();
-    return r;
 }

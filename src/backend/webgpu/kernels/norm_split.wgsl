@@ -42,33 +42,27 @@ fn term(x: f32, c: f32, sc: f32) -> f32 {
     return d * d;
 }
 
-// Sum over elements [s, e1) of the row block (x indices) of term(x, c, sc).
-fn chunk_sum(s: u32, e1: u32, t: u32, c: f32, sc: f32) -> f32 {
-    var a = 0.0;
-    let q1 = (e1 + 3u) >> 2u;
-    for (var q = (s >> 2u) + t; q < q1; q = q + 256u) {
-        let w = X[q];
-        for (var k = 0u; k < 4u; k = k + 1u) {
-            let e = q * 4u + k;
-            if (e >= s && e < e1) { a = a + term(f32(w[k]), c, sc); }
-        }
-    }
-    return a;
-}
-
-// The same of stat3 (pass 0 of layer, mvn, rms, lp2), in chunk_sum's order.
-fn chunk_sum3(s: u32, e1: u32, t: u32) -> vec3<f32> {
+// Invocation t's sum over elements [s, e1) of the row block (x indices):
+// of stat3 (three: the first pass), or of term(x, c, sc) in .x.
+fn chunk_sum_v(s: u32, e1: u32, t: u32, c: f32, sc: f32, three: bool) -> vec3<f32> {
     var a = vec3<f32>(0.0);
     let q1 = (e1 + 3u) >> 2u;
     for (var q = (s >> 2u) + t; q < q1; q = q + 256u) {
         let w = X[q];
         for (var k = 0u; k < 4u; k = k + 1u) {
             let e = q * 4u + k;
-            if (e >= s && e < e1) { a = comb3(a, stat3(f32(w[k]))); }
+            if (e >= s && e < e1) {
+                let x = f32(w[k]);
+                if (three) { a = comb3(a, stat3(x)); } else { a.x = a.x + term(x, c, sc); }
+            }
         }
     }
     return a;
 }
+
+fn chunk_sum(s: u32, e1: u32, t: u32, c: f32, sc: f32) -> f32 { return chunk_sum_v(s, e1, t, c, sc, false).x; }
+
+fn chunk_sum3(s: u32, e1: u32, t: u32) -> vec3<f32> { return chunk_sum_v(s, e1, t, 0.0, 1.0, true); }
 
 fn tree(t: u32, a: f32) -> f32 {
     sh[t] = a;

@@ -1,6 +1,7 @@
 // The scaling of rows with huge values in the normalisations (not a
 // kernel: included with "//!include row_scale" by norm.wgsl,
-// norm_split.wgsl and add_layernorm.wgsl). A row whose largest |x| reaches
+// norm_split.wgsl and add_layernorm.wgsl, with the workgroup tree of the
+// triples they reduce). A row whose largest |x| reaches
 // 2^48 could overflow f32 in its centred squares (beyond 3.4e38 once
 // |x - mean| nears 1.8e19) and in its sums: its mean is taken from the sum
 // of x 2^-64, its deviations are squared scaled by sc = 2^-80, so that
@@ -40,4 +41,24 @@ fn inv_scaled(v: f32, eps: f32, sc: f32) -> f32 {
     if (hi == 0.0) { return 1.0 / sqrt(eps); }
     let r = min(u, w) / hi;
     return sc / (hi * sqrt(1.0 + r * r));
+}
+
+// A row's triple of two sums and a largest |x| (norm_rows.wgsl's stat3,
+// add_layernorm.wgsl's) combined.
+fn comb3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> { return vec3<f32>(a.xy + b.xy, max(a.z, b.z)); }
+
+var<workgroup> sh3: array<vec3<f32>, 256>;
+
+// comb3 over a workgroup of wg (a power of two, <= 256) invocations, in
+// the order of the includers' scalar trees.
+fn tree3(t: u32, a: vec3<f32>, wg: u32) -> vec3<f32> {
+    sh3[t] = a;
+    workgroupBarrier();
+    for (var s = wg / 2u; s > 0u; s = s >> 1u) {
+        if (t < s) { sh3[t] = comb3(sh3[t], sh3[t + s]); }
+        workgroupBarrier();
+    }
+    let r = sh3[0];
+    workgroupBarrier();
+    return r;
 }
